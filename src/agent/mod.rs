@@ -1,0 +1,1 @@
+//! Agent sessions: the provider trait, the replay provider, and the agent loop.

@@ -1,0 +1,531 @@
+//! The tool engine: registry, profiles and allowlists, modes, the approval policy, the FIFO
+//! approval queue shared by every session, session logs, and the dispatch of one tool call.
+//!
+//! Clients (the TUI, the agent loop, the CLI) hold an `Arc<Engine>`, call tools through
+//! [`Engine::call`], answer approvals with [`Engine::decide`] and follow what happens through
+//! [`Engine::subscribe`]. The engine never imports ratatui.
+
+pub mod dispatch;
+pub mod policy;
+pub mod profiles;
+pub mod registry;
+pub mod session_log;
+pub mod tool;
+pub mod types;
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::{broadcast, oneshot};
+
+use crate::config::{Config, Dirs};
+use crate::workspace::Workspace;
+pub use dispatch::{Approval, CallResult, CallStatus};
+use profiles::{Profile, ProfileError, Profiles};
+use registry::Registry;
+use session_log::{now_rfc3339, read_log, ReadLog, SessionLog};
+pub use types::*;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("unknown profile '{0}'; `nbook tools --json` and the profiles/ folder list the available ones")]
+    UnknownProfile(String),
+    #[error("no session with id '{0}'")]
+    UnknownSession(String),
+    #[error("no pending call with id '{0}' (it may have been decided or cancelled already)")]
+    UnknownCall(String),
+    #[error("session log {path}: {source}")]
+    Log {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// A live or past session as the engine tracks it.
+struct SessionRt {
+    info: SessionInfo,
+    profile: Arc<Profile>,
+    log: Option<SessionLog>,
+    log_path: PathBuf,
+}
+
+#[derive(Default)]
+struct State {
+    sessions: BTreeMap<SessionId, SessionRt>,
+    queue: VecDeque<PendingCall>,
+    waiters: HashMap<CallId, oneshot::Sender<Decision>>,
+    /// (session, tool, target) triples the author approved for the rest of a session.
+    grants: HashSet<(SessionId, String, String)>,
+    next_call: u64,
+}
+
+pub struct Engine {
+    ws: Arc<Workspace>,
+    config: Arc<Config>,
+    registry: Registry,
+    profiles: Profiles,
+    profile_errors: Vec<ProfileError>,
+    events: broadcast::Sender<EngineEvent>,
+    state: Mutex<State>,
+}
+
+impl Engine {
+    /// Open the engine on a project: migrate the database, load profiles, register tools,
+    /// and recover session logs (calls pending at the last stop become `interrupted`).
+    pub fn open(ws: Workspace, config: Config, dirs: &Dirs) -> Result<Engine, EngineError> {
+        drop(crate::store::open(&ws.db_path())?);
+        let (profiles, profile_errors) = Profiles::load(&[
+            dirs.config.join("profiles"),
+            ws.nbook_dir().join("profiles"),
+        ]);
+        let mut registry = Registry::default();
+        crate::tools::register_all(&mut registry).map_err(EngineError::Setup)?;
+        let (events, _) = broadcast::channel(4096);
+        let engine = Engine {
+            ws: Arc::new(ws),
+            config: Arc::new(config),
+            registry,
+            profiles,
+            profile_errors,
+            events,
+            state: Mutex::new(State::default()),
+        };
+        engine.load_sessions()?;
+        Ok(engine)
+    }
+
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.ws
+    }
+
+    pub fn config(&self) -> &Arc<Config> {
+        &self.config
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn profiles(&self) -> &Profiles {
+        &self.profiles
+    }
+
+    /// Profile files that failed to load (shown by the TUI and the CLI, never fatal).
+    pub fn profile_errors(&self) -> &[ProfileError] {
+        &self.profile_errors
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.events.subscribe()
+    }
+
+    fn emit(&self, event: EngineEvent) {
+        // No subscriber is fine (headless runs).
+        let _ = self.events.send(event);
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the queue half-updated in a way that
+        // matters more than stopping the whole program would; keep going with the data.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn load_sessions(&self) -> Result<(), EngineError> {
+        let dir = self.ws.sessions_dir();
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return Ok(());
+        };
+        let mut st = self.state();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+                continue;
+            }
+            if let Err(e) = session_log::recover(&path) {
+                tracing::warn!("cannot recover {}: {e}", path.display());
+            }
+            let Ok(read) = read_log(&path) else { continue };
+            if let Some(info) = summarize(&read) {
+                let profile = self
+                    .profiles
+                    .get(&info.profile)
+                    .unwrap_or_else(|| Arc::new(placeholder_profile(&info.profile)));
+                st.sessions.insert(
+                    info.id.clone(),
+                    SessionRt {
+                        info,
+                        profile,
+                        log: None,
+                        log_path: path,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Start a new session with a profile and a mode. Its log file is created now.
+    pub fn create_session(
+        &self,
+        profile_key: &str,
+        mode: Mode,
+        title: &str,
+        parent: Option<SessionId>,
+    ) -> Result<SessionInfo, EngineError> {
+        let profile = self
+            .profiles
+            .get(profile_key)
+            .ok_or_else(|| EngineError::UnknownProfile(profile_key.to_string()))?;
+        let dir = self.ws.sessions_dir();
+        let mut st = self.state();
+        let mut next = st
+            .sessions
+            .keys()
+            .filter_map(|k| k.parse::<u64>().ok())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        // Another process may have created ids we have not seen: `create_new` decides.
+        let (id, log) = loop {
+            let id = next.to_string();
+            let path = dir.join(format!("{id}.jsonl"));
+            match SessionLog::create(&path) {
+                Ok(log) => break (id, log),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => next += 1,
+                Err(source) => {
+                    return Err(EngineError::Log {
+                        path: path.display().to_string(),
+                        source,
+                    })
+                }
+            }
+        };
+        let info = SessionInfo {
+            id: id.clone(),
+            profile: profile.key.clone(),
+            title: title.to_string(),
+            mode,
+            state: SessionState::Idle,
+            created_at: now_rfc3339(),
+            parent: parent.clone(),
+            input_tokens: 0,
+            output_tokens: 0,
+            cost: 0.0,
+        };
+        let log_path = log.path().to_path_buf();
+        st.sessions.insert(
+            id.clone(),
+            SessionRt {
+                info: info.clone(),
+                profile,
+                log: Some(log),
+                log_path,
+            },
+        );
+        drop(st);
+        self.append(
+            &id,
+            LogRecord::Header {
+                session_id: id.clone(),
+                profile: profile_key.to_string(),
+                mode,
+                title: title.to_string(),
+                parent,
+            },
+        )?;
+        self.emit(EngineEvent::Session {
+            session: info.clone(),
+        });
+        Ok(info)
+    }
+
+    /// The session used by headless `nbook call`: `cli.jsonl`, one header per process.
+    pub fn open_cli_session(&self, profile_key: &str, mode: Mode) -> Result<SessionId, EngineError> {
+        let profile = self
+            .profiles
+            .get(profile_key)
+            .ok_or_else(|| EngineError::UnknownProfile(profile_key.to_string()))?;
+        let id = "cli".to_string();
+        let path = self.ws.sessions_dir().join("cli.jsonl");
+        let log = SessionLog::open_append(&path).map_err(|source| EngineError::Log {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let info = SessionInfo {
+            id: id.clone(),
+            profile: profile.key.clone(),
+            title: "headless calls".into(),
+            mode,
+            state: SessionState::Idle,
+            created_at: now_rfc3339(),
+            parent: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost: 0.0,
+        };
+        self.state().sessions.insert(
+            id.clone(),
+            SessionRt {
+                info,
+                profile,
+                log: Some(log),
+                log_path: path,
+            },
+        );
+        self.append(
+            &id,
+            LogRecord::Header {
+                session_id: id.clone(),
+                profile: profile_key.to_string(),
+                mode,
+                title: "headless calls".into(),
+                parent: None,
+            },
+        )?;
+        Ok(id)
+    }
+
+    pub fn sessions(&self) -> Vec<SessionInfo> {
+        let mut v: Vec<SessionInfo> = self
+            .state()
+            .sessions
+            .values()
+            .map(|s| s.info.clone())
+            .collect();
+        v.sort_by_key(|s| (s.id.parse::<u64>().unwrap_or(u64::MAX), s.id.clone()));
+        v
+    }
+
+    pub fn session(&self, id: &str) -> Option<SessionInfo> {
+        self.state().sessions.get(id).map(|s| s.info.clone())
+    }
+
+    pub fn session_profile(&self, id: &str) -> Option<Arc<Profile>> {
+        self.state().sessions.get(id).map(|s| s.profile.clone())
+    }
+
+    /// Everything in a session's log file.
+    pub fn session_log(&self, id: &str) -> Result<ReadLog, EngineError> {
+        let path = self
+            .state()
+            .sessions
+            .get(id)
+            .map(|s| s.log_path.clone())
+            .ok_or_else(|| EngineError::UnknownSession(id.to_string()))?;
+        read_log(&path).map_err(|source| EngineError::Log {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// Append a record to a session's log and tell subscribers.
+    pub fn append(&self, session_id: &str, record: LogRecord) -> Result<LogLine, EngineError> {
+        let mut st = self.state();
+        let s = st
+            .sessions
+            .get_mut(session_id)
+            .ok_or_else(|| EngineError::UnknownSession(session_id.to_string()))?;
+        if s.log.is_none() {
+            s.log = Some(SessionLog::open_append(&s.log_path).map_err(|source| {
+                EngineError::Log {
+                    path: s.log_path.display().to_string(),
+                    source,
+                }
+            })?);
+        }
+        let path = s.log_path.display().to_string();
+        let line = match s.log.as_mut() {
+            Some(log) => log
+                .append(record)
+                .map_err(|source| EngineError::Log { path, source })?,
+            None => return Err(EngineError::UnknownSession(session_id.to_string())),
+        };
+        drop(st);
+        self.emit(EngineEvent::Log {
+            session_id: session_id.to_string(),
+            line: line.clone(),
+        });
+        Ok(line)
+    }
+
+    fn update_session(&self, id: &str, f: impl FnOnce(&mut SessionInfo)) {
+        let info = {
+            let mut st = self.state();
+            let Some(s) = st.sessions.get_mut(id) else {
+                return;
+            };
+            f(&mut s.info);
+            s.info.clone()
+        };
+        self.emit(EngineEvent::Session { session: info });
+    }
+
+    pub fn set_state(&self, id: &str, state: SessionState) {
+        self.update_session(id, |s| s.state = state);
+    }
+
+    pub fn set_title(&self, id: &str, title: &str) {
+        self.update_session(id, |s| s.title = title.to_string());
+    }
+
+    /// The author switches mode directly (no approval); `by` is recorded in the log.
+    pub fn set_mode(&self, id: &str, mode: Mode, by: &str) -> Result<(), EngineError> {
+        let from = self
+            .session(id)
+            .ok_or_else(|| EngineError::UnknownSession(id.to_string()))?
+            .mode;
+        if from == mode {
+            return Ok(());
+        }
+        self.append(
+            id,
+            LogRecord::ModeChange {
+                from,
+                to: mode,
+                by: by.to_string(),
+            },
+        )?;
+        self.update_session(id, |s| s.mode = mode);
+        Ok(())
+    }
+
+    pub fn add_usage(&self, id: &str, input: u64, output: u64, cost: f64) -> Result<(), EngineError> {
+        self.append(
+            id,
+            LogRecord::Usage {
+                input_tokens: input,
+                output_tokens: output,
+                cost,
+            },
+        )?;
+        self.update_session(id, |s| {
+            s.input_tokens += input;
+            s.output_tokens += output;
+            s.cost += cost;
+        });
+        Ok(())
+    }
+
+    /// Calls waiting for the author, oldest first (FIFO across sessions).
+    pub fn pending(&self) -> Vec<PendingCall> {
+        self.state().queue.iter().cloned().collect()
+    }
+
+    /// Answer a pending call. The waiting call then runs, is refused, or fails as stale.
+    pub fn decide(&self, call_id: &str, decision: Decision) -> Result<(), EngineError> {
+        let waiter = {
+            let mut st = self.state();
+            let Some(tx) = st.waiters.remove(call_id) else {
+                return Err(EngineError::UnknownCall(call_id.to_string()));
+            };
+            st.queue.retain(|p| p.call_id != call_id);
+            tx
+        };
+        let label = decision.label().to_string();
+        if waiter.send(decision).is_err() {
+            return Err(EngineError::UnknownCall(call_id.to_string()));
+        }
+        self.emit(EngineEvent::ApprovalResolved {
+            call_id: call_id.to_string(),
+            decision: label,
+        });
+        Ok(())
+    }
+
+    /// Check edited arguments before sending them with `Decision::Edit`.
+    pub fn validate_args(&self, tool: &str, args: &serde_json::Value) -> Result<(), String> {
+        let t = self
+            .registry
+            .get(tool)
+            .ok_or_else(|| format!("unknown tool {tool}"))?;
+        t.validate(args)
+            .map_err(|errs| registry::describe_field_errors(tool, &errs))
+    }
+
+    fn next_call_id(&self) -> CallId {
+        let mut st = self.state();
+        st.next_call += 1;
+        format!("call-{}-{}", std::process::id(), st.next_call)
+    }
+}
+
+/// Rebuild a session's summary from its log.
+fn summarize(read: &ReadLog) -> Option<SessionInfo> {
+    let mut info: Option<SessionInfo> = None;
+    for line in &read.lines {
+        match &line.record {
+            LogRecord::Header {
+                session_id,
+                profile,
+                mode,
+                title,
+                parent,
+            } => {
+                if info.is_none() {
+                    info = Some(SessionInfo {
+                        id: session_id.clone(),
+                        profile: profile.clone(),
+                        title: title.clone(),
+                        mode: *mode,
+                        state: SessionState::Idle,
+                        created_at: line.ts.clone(),
+                        parent: parent.clone(),
+                        input_tokens: 0,
+                        output_tokens: 0,
+                        cost: 0.0,
+                    });
+                }
+            }
+            LogRecord::ModeChange { to, .. } => {
+                if let Some(i) = info.as_mut() {
+                    i.mode = *to;
+                }
+            }
+            LogRecord::Usage {
+                input_tokens,
+                output_tokens,
+                cost,
+            } => {
+                if let Some(i) = info.as_mut() {
+                    i.input_tokens += input_tokens;
+                    i.output_tokens += output_tokens;
+                    i.cost += cost;
+                }
+            }
+            LogRecord::Lifecycle { status, .. } => {
+                if let Some(i) = info.as_mut() {
+                    i.state = if status == "error" {
+                        SessionState::Failed
+                    } else {
+                        SessionState::Idle
+                    };
+                }
+            }
+            _ => {}
+        }
+    }
+    info
+}
+
+/// A session whose profile no longer exists still lists and reads; it just allows no tools.
+fn placeholder_profile(key: &str) -> Profile {
+    Profile {
+        key: key.to_string(),
+        name: key.to_string(),
+        description: "profile not found".into(),
+        creation: profiles::Creation::SystemOnly,
+        world_access: profiles::WorldAccess::None,
+        tools: Vec::new(),
+        initial_schema: None,
+        payload_schema: None,
+        output_schema: None,
+        prompt: String::new(),
+        source: "missing".into(),
+    }
+}

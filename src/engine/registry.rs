@@ -1,0 +1,79 @@
+//! The tool registry: every built-in tool with its compiled argument validator.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::tool::Tool;
+
+pub struct RegisteredTool {
+    pub tool: Arc<dyn Tool>,
+    validator: jsonschema::Validator,
+}
+
+/// One invalid field: where it is (JSON Pointer) and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FieldError {
+    pub pointer: String,
+    pub message: String,
+}
+
+impl RegisteredTool {
+    /// Validate `args`; every error names the JSON Pointer of the bad field ("" = the root).
+    pub fn validate(&self, args: &Value) -> Result<(), Vec<FieldError>> {
+        let errors: Vec<FieldError> = self
+            .validator
+            .iter_errors(args)
+            .map(|e| FieldError {
+                pointer: e.instance_path.to_string(),
+                message: e.to_string(),
+            })
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Registry {
+    tools: BTreeMap<&'static str, RegisteredTool>,
+}
+
+impl Registry {
+    /// Register a tool. Its schema is one we wrote, so a schema that does not compile is a
+    /// programming error reported at start-up, never at call time.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+        let schema = tool.schema();
+        let validator = jsonschema::validator_for(&schema)
+            .map_err(|e| format!("schema of tool {} is invalid: {e}", tool.name()))?;
+        self.tools
+            .insert(tool.name(), RegisteredTool { tool, validator });
+        Ok(())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
+        self.tools.get(name)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
+        self.tools.values()
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.tools.keys().copied()
+    }
+}
+
+/// Render field errors as one message for the agent.
+pub fn describe_field_errors(tool: &str, errors: &[FieldError]) -> String {
+    let mut out = format!("invalid arguments for {tool}:");
+    for e in errors {
+        let at = if e.pointer.is_empty() { "/" } else { &e.pointer };
+        out.push_str(&format!("\n  at {at}: {}", e.message));
+    }
+    out
+}

@@ -1,0 +1,115 @@
+//! The `Tool` trait every tool implements, and the context a call runs in.
+//!
+//! Tools are synchronous: the engine runs them on the blocking pool, so a slow `bash` never
+//! stalls the UI. Whether a tool mutates the project is a required declaration, not a default.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::profiles::Profile;
+use super::types::{Mode, Preview, PreviewBody};
+use crate::config::Config;
+use crate::workspace::Workspace;
+
+/// Whether a tool changes the project. `Depends` classifies one concrete call (e.g. a SQL
+/// statement that only reads).
+#[derive(Clone, Copy)]
+pub enum Mutates {
+    No,
+    Yes,
+    Depends(fn(&Value) -> bool),
+}
+
+impl Mutates {
+    pub fn for_call(&self, args: &Value) -> bool {
+        match self {
+            Mutates::No => false,
+            Mutates::Yes => true,
+            Mutates::Depends(f) => f(args),
+        }
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            Mutates::No => "no",
+            Mutates::Yes => "yes",
+            Mutates::Depends(_) => "depends",
+        }
+    }
+}
+
+/// Everything a tool may use. Cheap to clone so a call can move onto the blocking pool.
+#[derive(Clone)]
+pub struct ToolCtx {
+    pub workspace: Arc<Workspace>,
+    pub config: Arc<Config>,
+    pub profile: Arc<Profile>,
+    pub session_id: String,
+    pub mode: Mode,
+}
+
+/// A successful tool result: text for the model, optional structured details, and the
+/// project-relative paths the call changed (for the Files pane's marks).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    pub content: String,
+    pub details: Option<Value>,
+    pub changed_paths: Vec<String>,
+}
+
+impl ToolOutput {
+    pub fn text(content: impl Into<String>) -> Self {
+        ToolOutput {
+            content: content.into(),
+            ..Default::default()
+        }
+    }
+}
+
+/// A tool failed. The message goes back to the agent, so it says what to do next.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments are well-formed but cannot be acted on (missing file, text not found…).
+    #[error("{0}")]
+    Failed(String),
+    /// The target changed between preview and approval.
+    #[error("stale: {0}")]
+    Stale(String),
+}
+
+impl ToolError {
+    pub fn failed(msg: impl Into<String>) -> Self {
+        ToolError::Failed(msg.into())
+    }
+}
+
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Group as in the seeds: files, collaboration, control, tasks, plot, world, …
+    fn group(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    /// JSON Schema of the arguments; validated before anything else runs.
+    fn schema(&self) -> Value;
+    fn mutates(&self) -> Mutates;
+    /// Reads that may run concurrently with other parallel-safe calls of the same turn.
+    fn parallel_safe(&self) -> bool {
+        false
+    }
+    /// Targets a mutating call writes (project-relative paths, or a command for `bash`). Used
+    /// for the plan-mode exemption and for "approve for this session" grants.
+    fn write_targets(&self, _ctx: &ToolCtx, _args: &Value) -> Vec<String> {
+        Vec::new()
+    }
+    /// Dry run: what the call will change, computed without changing anything.
+    fn preview(&self, _ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+        Ok(Preview {
+            summary: format!("{} call", self.name()),
+            body: PreviewBody::Text {
+                text: serde_json::to_string_pretty(args).unwrap_or_default(),
+            },
+            targets: Vec::new(),
+        })
+    }
+    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError>;
+}

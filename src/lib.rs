@@ -1,0 +1,12 @@
+//! nbook — a terminal workbench for writing long novels with AI agents.
+//!
+//! Data flows `tui → engine → tools → (workspace | store | plot | world)`; the `agent` module
+//! drives the engine exactly the way the TUI does. The engine never imports ratatui.
+
+pub mod agent;
+pub mod config;
+pub mod engine;
+pub mod store;
+pub mod tools;
+pub mod tui;
+pub mod workspace;

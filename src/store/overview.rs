@@ -1,0 +1,1 @@
+//! Read-only summaries of the story and world tables for the Story and World panes.

@@ -1,0 +1,149 @@
+//! `apply_patch`: the Codex patch format (see `patch`), applied all-or-nothing through the
+//! workspace's path authorization. The preview is the per-file unified diff of the dry run.
+
+use serde_json::{json, Value};
+
+use super::files::{fingerprint, read_text};
+use super::patch::{self, Hunk, PlannedFile, PlannedKind};
+use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
+use crate::workspace::Access;
+
+pub struct ApplyPatch;
+
+fn patch_arg(args: &Value) -> &str {
+    args.get("patch").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn hunk_paths(hunks: &[Hunk]) -> Vec<String> {
+    let mut out = Vec::new();
+    for h in hunks {
+        match h {
+            Hunk::AddFile { path, .. } | Hunk::DeleteFile { path } => out.push(path.clone()),
+            Hunk::UpdateFile { path, move_path, .. } => {
+                out.push(path.clone());
+                out.extend(move_path.clone());
+            }
+        }
+    }
+    out
+}
+
+/// Parse and plan the patch in memory; nothing on disk changes.
+fn plan(ctx: &ToolCtx, args: &Value) -> Result<(Vec<Hunk>, Vec<PlannedFile>), ToolError> {
+    let hunks = patch::parse_patch(patch_arg(args)).map_err(|e| ToolError::failed(e.to_string()))?;
+    for p in hunk_paths(&hunks) {
+        ctx.workspace
+            .resolve(&p, Access::Write)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+    }
+    let mut read = |p: &str| -> Result<Option<String>, String> {
+        let r = ctx.workspace.resolve(p, Access::Write).map_err(|e| e.to_string())?;
+        read_text(&r).map_err(|e| e.to_string())
+    };
+    let planned = patch::plan_patch(&hunks, &mut read).map_err(|e| ToolError::failed(e.to_string()))?;
+    Ok((hunks, planned))
+}
+
+fn display(ctx: &ToolCtx, p: &str) -> String {
+    ctx.workspace
+        .resolve(p, Access::Write)
+        .map(|r| r.display)
+        .unwrap_or_else(|_| p.to_string())
+}
+
+impl Tool for ApplyPatch {
+    fn name(&self) -> &'static str {
+        "apply_patch"
+    }
+    fn group(&self) -> &'static str {
+        "files"
+    }
+    fn description(&self) -> &'static str {
+        "Apply a patch in the Codex format: '*** Begin Patch', then '*** Add File: <path>' (lines prefixed '+'), '*** Delete File: <path>' or '*** Update File: <path>' (optional '*** Move to: <path>', then '@@ <context>' chunks of ' ', '-', '+' lines), then '*** End Patch'. All files change or none do."
+    }
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"patch": {"type": "string", "minLength": 1}},
+            "required": ["patch"],
+            "additionalProperties": false
+        })
+    }
+    fn mutates(&self) -> Mutates {
+        Mutates::Yes
+    }
+    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
+        match patch::parse_patch(patch_arg(args)) {
+            Ok(h) => hunk_paths(&h).iter().map(|p| display(ctx, p)).collect(),
+            // An unparseable patch gets no targets, so no exemption or grant can cover it.
+            Err(_) => Vec::new(),
+        }
+    }
+    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+        let (hunks, planned) = plan(ctx, args)?;
+        let mut changes = Vec::new();
+        for f in &planned {
+            let path = display(ctx, &f.path);
+            let change = match &f.kind {
+                PlannedKind::Add { content, previous } => {
+                    let (diff, added, removed) =
+                        patch::unified_diff(&path, previous.as_deref().unwrap_or(""), content);
+                    FileChange {
+                        path,
+                        kind: if previous.is_some() { ChangeKind::Update } else { ChangeKind::Add },
+                        move_to: None,
+                        diff,
+                        added,
+                        removed,
+                    }
+                }
+                PlannedKind::Delete { old } => {
+                    let (diff, added, removed) = patch::unified_diff(&path, old, "");
+                    FileChange { path, kind: ChangeKind::Delete, move_to: None, diff, added, removed }
+                }
+                PlannedKind::Update { old, new, move_to } => {
+                    let (diff, added, removed) = patch::unified_diff(&path, old, new);
+                    FileChange {
+                        path,
+                        kind: ChangeKind::Update,
+                        move_to: move_to.as_deref().map(|m| display(ctx, m)),
+                        diff,
+                        added,
+                        removed,
+                    }
+                }
+            };
+            changes.push(change);
+        }
+        let (added, removed) = changes.iter().fold((0, 0), |(a, r), c| (a + c.added, r + c.removed));
+        let mut targets = Vec::new();
+        for p in hunk_paths(&hunks) {
+            if let Ok(r) = ctx.workspace.resolve(&p, Access::Write) {
+                targets.push(TargetState { key: r.display.clone(), fingerprint: fingerprint(&r.abs) });
+            }
+        }
+        Ok(Preview {
+            summary: format!(
+                "Patch {} file{} (+{added} -{removed})",
+                changes.len(),
+                if changes.len() == 1 { "" } else { "s" }
+            ),
+            body: PreviewBody::Files { changes },
+            targets,
+        })
+    }
+    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+        let (hunks, planned) = plan(ctx, args)?;
+        let resolve = |p: &str| -> Result<std::path::PathBuf, String> {
+            ctx.workspace.resolve(p, Access::Write).map(|r| r.abs).map_err(|e| e.to_string())
+        };
+        let lines = patch::commit_plan(&planned, &resolve).map_err(|e| ToolError::failed(e.to_string()))?;
+        let changed: Vec<String> = hunk_paths(&hunks).iter().map(|p| display(ctx, p)).collect();
+        Ok(ToolOutput {
+            content: format!("Success. Updated the following files:\n{}", lines.join("\n")),
+            details: Some(json!({"files": lines})),
+            changed_paths: changed,
+        })
+    }
+}

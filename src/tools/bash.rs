@@ -1,0 +1,175 @@
+//! `bash`: run a shell command with the project root as its working directory, a timeout, and
+//! output cut to its last 2000 lines / 50 KB. It is a trusted shell (NeuroBook's rule): it is
+//! not confined to the project, which is why the `supervised` policy asks before each command.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::types::{Preview, PreviewBody};
+
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
+const MAX_TIMEOUT_SECS: u64 = 3600;
+const TAIL_LINES: usize = 2000;
+const TAIL_BYTES: usize = 50 * 1024;
+
+pub struct Bash;
+
+fn command_arg(args: &Value) -> &str {
+    args.get("command").and_then(Value::as_str).unwrap_or_default()
+}
+
+fn timeout_arg(args: &Value) -> u64 {
+    args.get("timeout")
+        .and_then(Value::as_u64)
+        .unwrap_or(DEFAULT_TIMEOUT_SECS)
+        .clamp(1, MAX_TIMEOUT_SECS)
+}
+
+/// Keep the tail of the output: the end of a build log is where the error is.
+pub fn tail(text: &str) -> (String, bool) {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut start = lines.len().saturating_sub(TAIL_LINES);
+    let mut cut = start > 0;
+    while start < lines.len() && lines[start..].iter().map(|l| l.len() + 1).sum::<usize>() > TAIL_BYTES {
+        start += 1;
+        cut = true;
+    }
+    let mut out = lines[start..].join("\n");
+    if cut {
+        out = format!("[output cut: showing the last {} of {} lines]\n{out}", lines.len() - start, lines.len());
+    }
+    (out, cut)
+}
+
+impl Tool for Bash {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+    fn group(&self) -> &'static str {
+        "files"
+    }
+    fn description(&self) -> &'static str {
+        "Run a shell command (bash -c) in the project root: search (rg), list, run scripts. Output is cut to its last 2000 lines / 50 KB; a non-zero exit is an error. Do not use it to write files; use write, edit or apply_patch."
+    }
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "minLength": 1},
+                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)"}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+    fn mutates(&self) -> Mutates {
+        Mutates::Yes
+    }
+    fn write_targets(&self, _ctx: &ToolCtx, args: &Value) -> Vec<String> {
+        vec![format!("$ {}", command_arg(args))]
+    }
+    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+        let command = command_arg(args).to_string();
+        let first = command.lines().next().unwrap_or_default();
+        Ok(Preview {
+            summary: format!("Run `{}`", first.chars().take(80).collect::<String>()),
+            body: PreviewBody::Command {
+                command,
+                cwd: ctx.workspace.root().display().to_string(),
+                timeout_secs: Some(timeout_arg(args)),
+            },
+            targets: Vec::new(),
+        })
+    }
+    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+        let command = command_arg(args);
+        let timeout = Duration::from_secs(timeout_arg(args));
+        let mut child = Command::new("bash")
+            .arg("-c")
+            .arg(command)
+            .current_dir(ctx.workspace.root())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| ToolError::failed(format!("cannot start bash: {e}")))?;
+        // Drain both pipes on threads so a chatty command never blocks on a full pipe.
+        let drain = |r: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut r) = r {
+                    let _ = r.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out = drain(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+        let err = drain(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+        let started = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if started.elapsed() >= timeout => {
+                    kill_group(&mut child);
+                    break None;
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+                Err(e) => return Err(ToolError::failed(format!("waiting for bash failed: {e}"))),
+            }
+        };
+        let mut text = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+        let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+        if !stderr.is_empty() {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&stderr);
+        }
+        let (shown, truncated) = tail(&text);
+        match status {
+            None => Err(ToolError::failed(format!(
+                "command timed out after {}s and was killed\n{shown}",
+                timeout.as_secs()
+            ))),
+            Some(s) if s.success() => Ok(ToolOutput {
+                content: if shown.is_empty() { "(no output)".into() } else { shown },
+                details: Some(json!({"exitCode": 0, "truncated": truncated})),
+                changed_paths: Vec::new(),
+            }),
+            Some(s) => Err(ToolError::failed(format!(
+                "command exited with {}\n{shown}",
+                s.code().map_or("a signal".to_string(), |c| format!("code {c}"))
+            ))),
+        }
+    }
+}
+
+use std::os::unix::process::CommandExt;
+
+/// Kill the whole process group so children of the shell die too.
+fn kill_group(child: &mut std::process::Child) {
+    let pid = child.id() as i32;
+    // Signal the group with the `kill` utility; no libc binding needed.
+    let _ = Command::new("kill").arg("-KILL").arg(format!("-{pid}")).status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tail;
+
+    #[test]
+    fn tail_keeps_the_end() {
+        let text: String = (0..3000).map(|i| format!("line {i}\n")).collect();
+        let (out, cut) = tail(&text);
+        assert!(cut);
+        assert!(out.ends_with("line 2999"));
+        assert!(!out.contains("line 999\n"));
+    }
+}

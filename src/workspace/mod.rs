@@ -1,0 +1,127 @@
+//! The project folder: what makes a folder a project, creating one, file addresses with their
+//! authorization (`paths`), and atomic writes (`atomic`).
+
+pub mod atomic;
+pub mod init;
+pub mod paths;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use atomic::atomic_write;
+pub use paths::{Access, Resolved};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{path} is not an nbook project (no project.yaml or .nbook/ folder). Create one with `nbook init {path}`, or try the sample with `nbook demo`.")]
+    NotAProject { path: String },
+    #[error("{path} does not exist. Create a project there with `nbook init {path}`.")]
+    Missing { path: String },
+    #[error("{path} is already a project (it has a project.yaml); open it with `nbook {path}`.")]
+    AlreadyAProject { path: String },
+    #[error("path '{path}' is refused: {why}")]
+    PathRefused { path: String, why: String },
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl WorkspaceError {
+    pub fn io(action: &'static str, path: &Path, source: std::io::Error) -> Self {
+        WorkspaceError::Io {
+            action,
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// An open project. The root is stored as its real (canonical) path.
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    root: PathBuf,
+    name: String,
+    siblings: BTreeMap<String, PathBuf>,
+}
+
+impl Workspace {
+    /// Open the project at `path`. The folder must hold `project.yaml` or `.nbook/`.
+    pub fn open(path: &Path) -> Result<Workspace, WorkspaceError> {
+        if !path.exists() {
+            return Err(WorkspaceError::Missing {
+                path: path.display().to_string(),
+            });
+        }
+        let root = std::fs::canonicalize(path).map_err(|e| WorkspaceError::io("open", path, e))?;
+        if !is_project(&root) {
+            return Err(WorkspaceError::NotAProject {
+                path: path.display().to_string(),
+            });
+        }
+        let name = root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "project".into());
+        Ok(Workspace {
+            root,
+            name,
+            siblings: BTreeMap::new(),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The project's folder name, used in `workspace/<project>/<path>` addresses.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn nbook_dir(&self) -> PathBuf {
+        self.root.join(".nbook")
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join(".nbook").join("project.sqlite")
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.root.join(".nbook").join("agent").join("sessions")
+    }
+
+    /// The title from `project.yaml`, falling back to the folder name.
+    pub fn title(&self) -> String {
+        std::fs::read_to_string(self.root.join("project.yaml"))
+            .ok()
+            .and_then(|text| {
+                text.lines().find_map(|l| {
+                    l.strip_prefix("title:")
+                        .map(|v| v.trim().trim_matches('"').trim_matches('\'').to_string())
+                })
+            })
+            .filter(|t| !t.is_empty())
+            .unwrap_or_else(|| self.name.clone())
+    }
+
+    /// Open a sibling project (a folder next to this one) so that `workspace/<name>/…`
+    /// addresses can reach it.
+    pub fn open_sibling(&mut self, name: &str) -> Result<(), WorkspaceError> {
+        let parent = self.root.parent().unwrap_or(&self.root).to_path_buf();
+        let other = Workspace::open(&parent.join(name))?;
+        self.siblings.insert(other.name.clone(), other.root);
+        Ok(())
+    }
+
+    pub fn sibling_root(&self, name: &str) -> Option<&Path> {
+        self.siblings.get(name).map(PathBuf::as_path)
+    }
+}
+
+pub fn is_project(path: &Path) -> bool {
+    path.join("project.yaml").is_file() || path.join(".nbook").is_dir()
+}
