@@ -66,6 +66,16 @@ pub enum Preset {
     Locked,
 }
 
+impl Preset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Preset::Supervised => "supervised",
+            Preset::Neurobook => "neurobook",
+            Preset::Locked => "locked",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolRule {

@@ -195,8 +195,8 @@ impl Engine {
                 call,
                 CallStatus::NeedsApproval,
                 format!(
-                    "{} needs the author's approval ({} mode, {:?} policy); nothing was changed. Re-run with --approve or --reject.",
-                    call.name, info.mode, self.config.approval.preset
+                    "{} needs the author's approval ({} mode, `{}` policy); nothing was changed. Re-run with --approve or --reject.",
+                    call.name, info.mode, self.config.approval.preset.as_str()
                 ),
             );
             r.preview = Some(preview);

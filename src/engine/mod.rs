@@ -6,6 +6,7 @@
 //! [`Engine::subscribe`]. The engine never imports ratatui.
 
 pub mod dispatch;
+pub mod lock;
 pub mod policy;
 pub mod profiles;
 pub mod registry;
@@ -73,6 +74,7 @@ pub struct Engine {
     profile_errors: Vec<ProfileError>,
     events: broadcast::Sender<EngineEvent>,
     state: Mutex<State>,
+    lock: lock::EngineLock,
 }
 
 impl Engine {
@@ -87,6 +89,7 @@ impl Engine {
         let mut registry = Registry::default();
         crate::tools::register_all(&mut registry).map_err(EngineError::Setup)?;
         let (events, _) = broadcast::channel(4096);
+        let lock = lock::EngineLock::acquire(&ws.nbook_dir().join("agent"));
         let engine = Engine {
             ws: Arc::new(ws),
             config: Arc::new(config),
@@ -95,6 +98,7 @@ impl Engine {
             profile_errors,
             events,
             state: Mutex::new(State::default()),
+            lock,
         };
         engine.load_sessions()?;
         Ok(engine)
@@ -147,8 +151,10 @@ impl Engine {
             if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
                 continue;
             }
-            if let Err(e) = session_log::recover(&path) {
-                tracing::warn!("cannot recover {}: {e}", path.display());
+            if self.lock.owned() {
+                if let Err(e) = session_log::recover(&path) {
+                    tracing::warn!("cannot recover {}: {e}", path.display());
+                }
             }
             let Ok(read) = read_log(&path) else { continue };
             if let Some(info) = summarize(&read) {

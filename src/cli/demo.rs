@@ -1,0 +1,70 @@
+//! `nbook demo`: copy the bundled sample novel (with its story and world data), start the
+//! replayed `leader.default` session on it, and open the TUI.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use include_dir::{include_dir, Dir};
+use tokio_util::sync::CancellationToken;
+
+use super::{open_engine, Failure};
+use crate::agent::{run_agent, ReplayProvider, RunOptions};
+use crate::config::Dirs;
+use crate::engine::{Approval, Mode};
+
+static DEMO: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/assets/demo");
+const SEED_SQL: &str = include_str!("../../assets/demo-seed.sql");
+pub const DEMO_SCRIPT: &str = include_str!("../../assets/replay/demo-leader.jsonl");
+pub const DEMO_PROMPT: &str = "Review the opening chapters and the lorebook, then help me continue chapter 3.";
+
+/// Write the demo project into `dest` (must not already be a project) and seed its database.
+pub fn install(dest: &Path) -> Result<(), Failure> {
+    if crate::workspace::is_project(dest) {
+        return Err(Failure::usage(format!(
+            "{} already holds a project; choose another --dir, or open it with `nbook {}`",
+            dest.display(),
+            dest.display()
+        )));
+    }
+    crate::workspace::init::copy_embedded(&DEMO, dest).map_err(Failure::usage)?;
+    let db = dest.join(".nbook").join("project.sqlite");
+    let conn = crate::store::open(&db).map_err(Failure::tool)?;
+    conn.execute_batch(&format!("BEGIN;\n{SEED_SQL}\nCOMMIT;"))
+        .map_err(|e| Failure::tool(format!("cannot seed the demo database: {e}")))?;
+    Ok(())
+}
+
+fn default_dir(dirs: &Dirs) -> PathBuf {
+    let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
+    dirs.data.join("demo").join(format!("the-keepers-log-{stamp}"))
+}
+
+pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
+    let dest = dir.unwrap_or_else(|| default_dir(&dirs));
+    install(&dest)?;
+    let engine = Arc::new(open_engine(&dest, &dirs)?);
+    let session = engine
+        .create_session("leader.default", Mode::Normal, "Review the opening, continue chapter 3", None)
+        .map_err(Failure::usage)?;
+    let provider = Arc::new(
+        ReplayProvider::parse(DEMO_SCRIPT, "demo-leader.jsonl")
+            .map_err(Failure::tool)?
+            .with_word_delay(Duration::from_millis(25)),
+    );
+    let cancel = CancellationToken::new();
+    let runner = {
+        let (engine, id, cancel) = (engine.clone(), session.id.clone(), cancel.clone());
+        tokio::spawn(async move {
+            let opts = RunOptions { approval: Approval::Queue, cancel };
+            if let Err(e) = run_agent(engine, id, provider, DEMO_PROMPT.to_string(), opts).await {
+                tracing::error!("demo session failed: {e}");
+            }
+        })
+    };
+    let code = super::open::launch(engine, dirs, Some(session.id)).await;
+    cancel.cancel();
+    let _ = tokio::time::timeout(Duration::from_secs(2), runner).await;
+    eprintln!("The demo project is at {}", dest.display());
+    code
+}

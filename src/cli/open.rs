@@ -1,0 +1,20 @@
+//! `nbook [PATH]`: open the TUI on a project.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::{exit, open_engine, Failure};
+use crate::config::Dirs;
+use crate::tui::{self, TuiOptions};
+
+pub async fn open(path: PathBuf, dirs: Dirs) -> Result<u8, Failure> {
+    let engine = Arc::new(open_engine(&path, &dirs)?);
+    launch(engine, dirs, None).await
+}
+
+pub async fn launch(engine: Arc<crate::engine::Engine>, dirs: Dirs, focus_session: Option<String>) -> Result<u8, Failure> {
+    tui::run(engine, TuiOptions { dirs, focus_session })
+        .await
+        .map_err(Failure::tool)?;
+    Ok(exit::OK)
+}

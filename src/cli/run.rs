@@ -1,0 +1,85 @@
+//! `nbook run`: one agent run, headless; every engine event is printed as a JSON line, and a
+//! final `{"event":"run_finished", …}` line closes the stream. Without `--approve-all` or
+//! `--reject-all`, calls that need approval change nothing and the exit code is 3.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{exit, open_engine, Failure};
+use crate::agent::{run_agent, Provider, ReplayProvider, RunOptions};
+use crate::config::Dirs;
+use crate::engine::{Approval, Decision, Mode};
+
+pub struct RunArgs {
+    pub project: PathBuf,
+    pub profile: String,
+    pub message: String,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub script: Option<PathBuf>,
+    pub mode: Mode,
+    pub approve_all: bool,
+    pub reject_all: bool,
+}
+
+fn provider_for(a: &RunArgs) -> Result<Arc<dyn Provider>, Failure> {
+    match (a.provider.as_deref(), &a.script, &a.model) {
+        (Some("replay"), Some(script), _) => Ok(Arc::new(ReplayProvider::from_file(script).map_err(Failure::usage)?)),
+        (Some("replay"), None, _) => Err(Failure::usage("--provider replay needs --script FILE")),
+        (Some(other), _, _) => Err(Failure::usage(format!(
+            "provider '{other}' is not available in this build; use --provider replay --script FILE"
+        ))),
+        (None, Some(_), _) => Err(Failure::usage("--script needs --provider replay")),
+        (None, None, Some(model)) => Err(Failure::usage(format!(
+            "model '{model}': real model providers are not available in this build yet; use --provider replay --script FILE"
+        ))),
+        (None, None, None) => Err(Failure::usage("choose a model: --model NAME, or --provider replay --script FILE")),
+    }
+}
+
+pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
+    let provider = provider_for(&a)?;
+    let engine = Arc::new(open_engine(&a.project, &dirs)?);
+    let mut events = engine.subscribe();
+    let printer = tokio::spawn(async move {
+        while let Ok(ev) = events.recv().await {
+            if let Ok(line) = serde_json::to_string(&ev) {
+                println!("{line}");
+            }
+        }
+    });
+    let title: String = a.message.chars().take(60).collect();
+    let session = engine.create_session(&a.profile, a.mode, &title, None).map_err(Failure::usage)?;
+    let approval = if a.approve_all {
+        Approval::Auto { decision: Decision::Approve, by: "cli" }
+    } else if a.reject_all {
+        Approval::Auto { decision: Decision::Reject { reason: Some("rejected with --reject-all".into()) }, by: "cli" }
+    } else {
+        Approval::Fail
+    };
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    let outcome = run_agent(engine.clone(), session.id.clone(), provider, a.message.clone(), RunOptions { approval, cancel })
+        .await
+        .map_err(Failure::tool)?;
+    // Let the printer drain what the run emitted, then stop it.
+    tokio::task::yield_now().await;
+    drop(engine);
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
+    let summary = serde_json::json!({"event": "run_finished", "session_id": session.id, "outcome": outcome});
+    println!("{summary}");
+    Ok(if outcome.error.is_some() {
+        exit::TOOL_ERROR
+    } else if outcome.needed_approval > 0 {
+        exit::NEEDS_APPROVAL
+    } else {
+        exit::OK
+    })
+}
