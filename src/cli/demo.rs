@@ -37,7 +37,7 @@ pub fn install(dest: &Path) -> Result<(), Failure> {
 
 fn default_dir(dirs: &Dirs) -> PathBuf {
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
-    dirs.data.join("demo").join(format!("the-keepers-log-{stamp}"))
+    dirs.data.join("demo").join(format!("the-hesta-light-{stamp}"))
 }
 
 pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
