@@ -12,7 +12,7 @@ use tokio::sync::oneshot;
 
 use super::policy::{self, CallFacts, Verdict};
 use super::registry::describe_field_errors;
-use super::tool::{Tool, ToolCtx, ToolError, ToolOutput};
+use super::tool::{HeldChange, Staged, Tool, ToolCtx, ToolError, ToolOutput};
 use super::types::*;
 use super::Engine;
 
@@ -123,178 +123,36 @@ impl Engine {
     }
 
     async fn call_inner(self: &Arc<Self>, session_id: &str, call: &ToolCall, approval: Approval) -> CallResult {
-        let Some(info) = self.session(session_id) else {
-            return CallResult::fail(call, CallStatus::ToolError, format!("no session with id '{session_id}'"));
+        let (registered_tool, ctx) = match self.admit(session_id, call) {
+            Ok(x) => x,
+            Err(r) => return r,
         };
-        let Some(profile) = self.session_profile(session_id) else {
-            return CallResult::fail(call, CallStatus::ToolError, format!("no session with id '{session_id}'"));
-        };
-        let Some(registered) = self.registry.get(&call.name) else {
-            return CallResult::fail(
-                call,
-                CallStatus::UnknownTool,
-                format!("unknown tool '{}'; this profile may use: {}", call.name, profile.tools.join(", ")),
-            );
-        };
-        if !profile.allows(&call.name) {
-            return CallResult::fail(
-                call,
-                CallStatus::NotAllowed,
-                format!("tool {} is not allowed for profile {}", call.name, profile.key),
-            );
+        let tool = registered_tool.clone();
+        if tool.is_staging() {
+            return self.call_staged(tool, ctx, call, approval).await;
         }
-        if let Err(errors) = registered.validate(&call.arguments) {
-            let mut r = CallResult::fail(call, CallStatus::InvalidArgs, describe_field_errors(&call.name, &errors));
-            r.details = serde_json::to_value(&errors).ok();
-            return r;
-        }
-        let tool = registered.tool.clone();
-        let ctx = ToolCtx {
-            workspace: self.ws.clone(),
-            config: self.config.clone(),
-            profile: profile.clone(),
-            session_id: session_id.to_string(),
-            mode: info.mode,
-        };
         if !tool.mutates().for_call(&call.arguments) {
             return self.execute(tool, ctx, call, call.arguments.clone()).await;
         }
-
         let targets = tool.write_targets(&ctx, &call.arguments);
-        let granted = {
-            let st = self.state();
-            !targets.is_empty()
-                && targets
-                    .iter()
-                    .all(|t| st.grants.contains(&(session_id.to_string(), call.name.clone(), t.clone())))
-        };
-        let verdict = policy::decide(
-            &self.config.approval,
-            &CallFacts {
-                tool: &call.name,
-                mode: info.mode,
-                targets: &targets,
-                granted,
-            },
-        );
-        let grant_allowed = match verdict {
+        let grant_allowed = match self.verdict(&ctx, call, &targets) {
             Verdict::Run => return self.execute(tool, ctx, call, call.arguments.clone()).await,
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
-
         let preview = match self.preview(&tool, &ctx, &call.arguments).await {
             Ok(p) => p,
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         };
-        let auto = match approval {
-            Approval::Auto { decision, by } => Some((decision, by)),
-            Approval::Queue => None,
-            Approval::Fail => {
-            let mut r = CallResult::fail(
-                call,
-                CallStatus::NeedsApproval,
-                format!(
-                    "{} needs the author's approval ({} mode, `{}` policy); nothing was changed. Re-run with --approve or --reject.",
-                    call.name, info.mode, self.config.approval.preset.as_str()
-                ),
-            );
-            r.preview = Some(preview);
-            return r;
-            }
+        let decision = match self.await_decision(&ctx, call, &preview, grant_allowed, approval).await {
+            Ok(d) => d,
+            Err(r) => return r,
         };
-        let _ = self.append(
-            session_id,
-            LogRecord::ApprovalRequested {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                args: call.arguments.clone(),
-                preview: preview.clone(),
-                mode: info.mode,
-            },
-        );
-
-        let (decision, by) = match auto {
-            Some(answer) => answer,
-            None => {
-                let (tx, rx) = oneshot::channel();
-                let pending = PendingCall {
-                    call_id: call.id.clone(),
-                    session_id: session_id.to_string(),
-                    profile: profile.key.clone(),
-                    mode: info.mode,
-                    tool: call.name.clone(),
-                    args: call.arguments.clone(),
-                    preview: preview.clone(),
-                    requested_at: super::session_log::now_rfc3339(),
-                    session_grant_allowed: grant_allowed,
-                };
-                {
-                    let mut st = self.state();
-                    st.waiters.insert(call.id.clone(), tx);
-                    st.queue.push_back(pending.clone());
-                }
-                let mut guard = QueueGuard {
-                    engine: self,
-                    call_id: call.id.clone(),
-                    armed: true,
-                };
-                let previous_state = info.state;
-                self.set_state(session_id, SessionState::WaitingApproval);
-                self.emit(EngineEvent::ApprovalRequested { call: pending });
-                let answer = rx.await;
-                guard.armed = false;
-                self.set_state(
-                    session_id,
-                    if previous_state == SessionState::WaitingApproval {
-                        SessionState::Running
-                    } else {
-                        previous_state
-                    },
-                );
-                match answer {
-                    Ok(d) => (d, "author"),
-                    Err(_) => {
-                        return CallResult::fail(call, CallStatus::Cancelled, "the approval request was cancelled; nothing was changed")
-                    }
-                }
-            }
-        };
-
-        let (reason, edited) = match &decision {
-            Decision::Reject { reason } => (reason.clone(), None),
-            Decision::Edit { new_args } => (None, Some(new_args.clone())),
-            _ => (None, None),
-        };
-        let _ = self.append(
-            session_id,
-            LogRecord::ApprovalResolved {
-                call_id: call.id.clone(),
-                decision: decision.label().into(),
-                by: by.into(),
-                reason: reason.clone(),
-                edited_args: edited,
-            },
-        );
-
         match decision {
-            Decision::Reject { reason } => {
-                let why = reason
-                    .filter(|r| !r.trim().is_empty())
-                    .map(|r| format!(" Reason: {r}"))
-                    .unwrap_or_default();
-                CallResult::fail(
-                    call,
-                    CallStatus::Rejected,
-                    format!(
-                        "The author rejected this {} call.{why} Do not retry the same call; ask the author what should change, or continue without it.",
-                        call.name
-                    ),
-                )
-            }
+            Decision::Reject { reason } => rejected(call, reason),
             Decision::Edit { new_args } => {
-                if let Err(errors) = registered.validate(&new_args) {
-                    return CallResult::fail(call, CallStatus::InvalidArgs, describe_field_errors(&call.name, &errors));
+                if let Err(r) = self.validate_edit(call, &new_args) {
+                    return r;
                 }
                 self.execute(tool, ctx, call, new_args).await
             }
@@ -321,14 +179,261 @@ impl Engine {
                     }
                 }
                 if d == Decision::ApproveForSession && grant_allowed {
-                    let mut st = self.state();
-                    for t in &targets {
-                        st.grants.insert((session_id.to_string(), call.name.clone(), t.clone()));
-                    }
+                    self.grant(&ctx.session_id, &call.name, &targets);
                 }
                 self.execute(tool, ctx, call, call.arguments.clone()).await
             }
         }
+    }
+
+    /// Session, profile, tool, allowlist and argument checks, in that order.
+    fn admit(&self, session_id: &str, call: &ToolCall) -> Result<(Arc<dyn Tool>, ToolCtx), CallResult> {
+        let (Some(info), Some(profile)) = (self.session(session_id), self.session_profile(session_id)) else {
+            return Err(CallResult::fail(call, CallStatus::ToolError, format!("no session with id '{session_id}'")));
+        };
+        let Some(registered) = self.registry.get(&call.name) else {
+            return Err(CallResult::fail(
+                call,
+                CallStatus::UnknownTool,
+                format!("unknown tool '{}'; this profile may use: {}", call.name, profile.tools.join(", ")),
+            ));
+        };
+        if !profile.allows(&call.name) {
+            return Err(CallResult::fail(
+                call,
+                CallStatus::NotAllowed,
+                format!("tool {} is not allowed for profile {}", call.name, profile.key),
+            ));
+        }
+        if let Err(errors) = registered.validate(&call.arguments) {
+            let mut r = CallResult::fail(call, CallStatus::InvalidArgs, describe_field_errors(&call.name, &errors));
+            r.details = serde_json::to_value(&errors).ok();
+            return Err(r);
+        }
+        let ctx = ToolCtx {
+            workspace: self.ws.clone(),
+            config: self.config.clone(),
+            profile,
+            session_id: session_id.to_string(),
+            mode: info.mode,
+            session_state: self.session_state(session_id),
+        };
+        Ok((registered.tool.clone(), ctx))
+    }
+
+    fn verdict(&self, ctx: &ToolCtx, call: &ToolCall, targets: &[String]) -> Verdict {
+        let granted = {
+            let st = self.state();
+            !targets.is_empty()
+                && targets
+                    .iter()
+                    .all(|t| st.grants.contains(&(ctx.session_id.clone(), call.name.clone(), t.clone())))
+        };
+        policy::decide(
+            &self.config.approval,
+            &CallFacts {
+                tool: &call.name,
+                mode: ctx.mode,
+                targets,
+                granted,
+            },
+        )
+    }
+
+    fn grant(&self, session_id: &str, tool: &str, targets: &[String]) {
+        let mut st = self.state();
+        for t in targets {
+            st.grants.insert((session_id.to_string(), tool.to_string(), t.clone()));
+        }
+    }
+
+    fn validate_edit(&self, call: &ToolCall, new_args: &Value) -> Result<(), CallResult> {
+        match self.registry.get(&call.name).map(|t| t.validate(new_args)) {
+            Some(Ok(())) => Ok(()),
+            Some(Err(errors)) => Err(CallResult::fail(call, CallStatus::InvalidArgs, describe_field_errors(&call.name, &errors))),
+            None => Err(CallResult::fail(call, CallStatus::UnknownTool, format!("unknown tool '{}'", call.name))),
+        }
+    }
+
+    /// Log the request, get the author's answer (queue, automatic, or none), log the answer.
+    async fn await_decision(
+        &self,
+        ctx: &ToolCtx,
+        call: &ToolCall,
+        preview: &Preview,
+        grant_allowed: bool,
+        approval: Approval,
+    ) -> Result<Decision, CallResult> {
+        let session_id = ctx.session_id.as_str();
+        let auto = match approval {
+            Approval::Auto { decision, by } => Some((decision, by)),
+            Approval::Queue => None,
+            Approval::Fail => {
+                let mut r = CallResult::fail(
+                    call,
+                    CallStatus::NeedsApproval,
+                    format!(
+                        "{} needs the author's approval ({} mode, `{}` policy); nothing was changed. Re-run with --approve or --reject.",
+                        call.name,
+                        ctx.mode,
+                        self.config.approval.preset.as_str()
+                    ),
+                );
+                r.preview = Some(preview.clone());
+                return Err(r);
+            }
+        };
+        let _ = self.append(
+            session_id,
+            LogRecord::ApprovalRequested {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                args: call.arguments.clone(),
+                preview: preview.clone(),
+                mode: ctx.mode,
+            },
+        );
+        let (decision, by) = match auto {
+            Some(answer) => answer,
+            None => {
+                let (tx, rx) = oneshot::channel();
+                let pending = PendingCall {
+                    call_id: call.id.clone(),
+                    session_id: session_id.to_string(),
+                    profile: ctx.profile.key.clone(),
+                    mode: ctx.mode,
+                    tool: call.name.clone(),
+                    args: call.arguments.clone(),
+                    preview: preview.clone(),
+                    requested_at: super::session_log::now_rfc3339(),
+                    session_grant_allowed: grant_allowed,
+                };
+                {
+                    let mut st = self.state();
+                    st.waiters.insert(call.id.clone(), tx);
+                    st.queue.push_back(pending.clone());
+                }
+                let mut guard = QueueGuard {
+                    engine: self,
+                    call_id: call.id.clone(),
+                    armed: true,
+                };
+                let previous_state = self.session(session_id).map(|s| s.state).unwrap_or(SessionState::Idle);
+                self.set_state(session_id, SessionState::WaitingApproval);
+                self.emit(EngineEvent::ApprovalRequested { call: pending });
+                let answer = rx.await;
+                guard.armed = false;
+                self.set_state(
+                    session_id,
+                    if previous_state == SessionState::WaitingApproval {
+                        SessionState::Running
+                    } else {
+                        previous_state
+                    },
+                );
+                match answer {
+                    Ok(d) => (d, "author"),
+                    Err(_) => {
+                        return Err(CallResult::fail(
+                            call,
+                            CallStatus::Cancelled,
+                            "the approval request was cancelled; nothing was changed",
+                        ))
+                    }
+                }
+            }
+        };
+        let (reason, edited) = match &decision {
+            Decision::Reject { reason } => (reason.clone(), None),
+            Decision::Edit { new_args } => (None, Some(new_args.clone())),
+            _ => (None, None),
+        };
+        let _ = self.append(
+            session_id,
+            LogRecord::ApprovalResolved {
+                call_id: call.id.clone(),
+                decision: decision.label().into(),
+                by: by.into(),
+                reason,
+                edited_args: edited,
+            },
+        );
+        Ok(decision)
+    }
+
+    /// Staging tools run first inside a transaction; the change is committed or rolled back
+    /// once the policy (and the author, if asked) decided. The held transaction keeps the
+    /// target from changing meanwhile, so no stale check is needed.
+    async fn call_staged(self: &Arc<Self>, tool: Arc<dyn Tool>, ctx: ToolCtx, call: &ToolCall, approval: Approval) -> CallResult {
+        let held = match self.stage(&tool, &ctx, &call.arguments).await {
+            Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
+            Ok(Staged::Done(out)) => return self.finish(&ctx.session_id, call, Ok(out)),
+            Ok(Staged::Held(h)) => h,
+        };
+        let targets = tool.write_targets(&ctx, &call.arguments);
+        let grant_allowed = match self.verdict(&ctx, call, &targets) {
+            Verdict::Run => return self.resolve_held(&ctx.session_id, call, held, true).await,
+            Verdict::Refuse(why) => {
+                let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
+                return CallResult::fail(call, CallStatus::Refused, why);
+            }
+            Verdict::Ask { grant_allowed } => grant_allowed,
+        };
+        let preview = held.preview.clone();
+        let decision = match self.await_decision(&ctx, call, &preview, grant_allowed, approval).await {
+            Ok(d) => d,
+            Err(r) => {
+                let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
+                return r;
+            }
+        };
+        match decision {
+            Decision::Reject { reason } => {
+                let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
+                rejected(call, reason)
+            }
+            Decision::Edit { new_args } => {
+                let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
+                if let Err(r) = self.validate_edit(call, &new_args) {
+                    return r;
+                }
+                match self.stage(&tool, &ctx, &new_args).await {
+                    Err(e) => CallResult::fail(call, CallStatus::ToolError, e.to_string()),
+                    Ok(Staged::Done(out)) => self.finish(&ctx.session_id, call, Ok(out)),
+                    Ok(Staged::Held(h)) => self.resolve_held(&ctx.session_id, call, h, true).await,
+                }
+            }
+            d @ (Decision::Approve | Decision::ApproveForSession) => {
+                if d == Decision::ApproveForSession && grant_allowed {
+                    self.grant(&ctx.session_id, &call.name, &targets);
+                }
+                self.resolve_held(&ctx.session_id, call, held, true).await
+            }
+        }
+    }
+
+    async fn stage(&self, tool: &Arc<dyn Tool>, ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
+        let (tool, ctx, args) = (tool.clone(), ctx.clone(), args.clone());
+        tokio::task::spawn_blocking(move || {
+            tool.stage(&ctx, &args)
+                .unwrap_or_else(|| Err(ToolError::failed("this tool does not support staging")))
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))))
+    }
+
+    async fn resolve_held(&self, session_id: &str, call: &ToolCall, held: HeldChange, commit: bool) -> CallResult {
+        let outcome = tokio::task::spawn_blocking(move || {
+            if commit {
+                held.commit()
+            } else {
+                held.rollback();
+                Err(ToolError::failed("rolled back"))
+            }
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
+        self.finish(session_id, call, outcome)
     }
 
     async fn preview(&self, tool: &Arc<dyn Tool>, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
@@ -343,17 +448,26 @@ impl Engine {
         let outcome = tokio::task::spawn_blocking(move || tool.run(&ctx, &args))
             .await
             .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
+        self.finish(&session_id, call, outcome)
+    }
+
+    /// Turn a tool outcome into the call result; apply its state updates and file marks.
+    fn finish(&self, session_id: &str, call: &ToolCall, outcome: Result<ToolOutput, ToolError>) -> CallResult {
         match outcome {
             Ok(ToolOutput {
                 content,
                 details,
                 changed_paths,
+                state_updates,
             }) => {
                 if !changed_paths.is_empty() {
                     self.emit(EngineEvent::FilesChanged {
-                        session_id,
+                        session_id: session_id.to_string(),
                         paths: changed_paths,
                     });
+                }
+                if let Err(e) = self.set_session_state(session_id, state_updates) {
+                    tracing::warn!("cannot record session state: {e}");
                 }
                 CallResult {
                     call_id: call.id.clone(),
@@ -371,3 +485,17 @@ impl Engine {
     }
 }
 
+fn rejected(call: &ToolCall, reason: Option<String>) -> CallResult {
+    let why = reason
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| format!(" Reason: {r}"))
+        .unwrap_or_default();
+    CallResult::fail(
+        call,
+        CallStatus::Rejected,
+        format!(
+            "The author rejected this {} call.{why} Do not retry the same call; ask the author what should change, or continue without it.",
+            call.name
+        ),
+    )
+}

@@ -51,6 +51,8 @@ pub enum EngineError {
 /// A live or past session as the engine tracks it.
 struct SessionRt {
     info: SessionInfo,
+    /// Custom state set by tools, rebuilt from `custom` records on load.
+    custom: Arc<BTreeMap<String, serde_json::Value>>,
     profile: Arc<Profile>,
     log: Option<SessionLog>,
     log_path: PathBuf,
@@ -158,6 +160,7 @@ impl Engine {
             }
             let Ok(read) = read_log(&path) else { continue };
             if let Some(info) = summarize(&read) {
+                let custom = Arc::new(custom_state(&read));
                 let profile = self
                     .profiles
                     .get(&info.profile)
@@ -166,6 +169,7 @@ impl Engine {
                     info.id.clone(),
                     SessionRt {
                         info,
+                        custom,
                         profile,
                         log: None,
                         log_path: path,
@@ -229,6 +233,7 @@ impl Engine {
             id.clone(),
             SessionRt {
                 info: info.clone(),
+                custom: Arc::default(),
                 profile,
                 log: Some(log),
                 log_path,
@@ -279,6 +284,7 @@ impl Engine {
             id.clone(),
             SessionRt {
                 info,
+                custom: Arc::default(),
                 profile,
                 log: Some(log),
                 log_path: path,
@@ -314,6 +320,31 @@ impl Engine {
 
     pub fn session_profile(&self, id: &str) -> Option<Arc<Profile>> {
         self.state().sessions.get(id).map(|s| s.profile.clone())
+    }
+
+    /// The session's custom state (read by tools through `ToolCtx::session_state`).
+    pub fn session_state(&self, id: &str) -> Arc<BTreeMap<String, serde_json::Value>> {
+        self.state().sessions.get(id).map(|s| s.custom.clone()).unwrap_or_default()
+    }
+
+    /// Set custom-state keys for a session and log each as a `custom` record.
+    pub fn set_session_state(&self, id: &str, updates: Vec<(String, serde_json::Value)>) -> Result<(), EngineError> {
+        if updates.is_empty() {
+            return Ok(());
+        }
+        {
+            let mut st = self.state();
+            let s = st.sessions.get_mut(id).ok_or_else(|| EngineError::UnknownSession(id.to_string()))?;
+            let mut map = (*s.custom).clone();
+            for (k, v) in &updates {
+                map.insert(k.clone(), v.clone());
+            }
+            s.custom = Arc::new(map);
+        }
+        for (key, value) in updates {
+            self.append(id, LogRecord::Custom { key, value })?;
+        }
+        Ok(())
     }
 
     /// Everything in a session's log file.
@@ -517,6 +548,17 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
         }
     }
     info
+}
+
+/// Custom state of a session: the last value of each key.
+fn custom_state(read: &ReadLog) -> BTreeMap<String, serde_json::Value> {
+    let mut map = BTreeMap::new();
+    for line in &read.lines {
+        if let LogRecord::Custom { key, value } = &line.record {
+            map.insert(key.clone(), value.clone());
+        }
+    }
+    map
 }
 
 /// A session whose profile no longer exists still lists and reads; it just allows no tools.

@@ -3,6 +3,7 @@
 //! Tools are synchronous: the engine runs them on the blocking pool, so a slow `bash` never
 //! stalls the UI. Whether a tool mutates the project is a required declaration, not a default.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -47,6 +48,9 @@ pub struct ToolCtx {
     pub profile: Arc<Profile>,
     pub session_id: String,
     pub mode: Mode,
+    /// The session's custom state (e.g. `plot.selection`, `agent.tasks`) as of this call.
+    /// Tools change it by returning `ToolOutput::state_updates`.
+    pub session_state: Arc<BTreeMap<String, Value>>,
 }
 
 /// A successful tool result: text for the model, optional structured details, and the
@@ -56,6 +60,8 @@ pub struct ToolOutput {
     pub content: String,
     pub details: Option<Value>,
     pub changed_paths: Vec<String>,
+    /// Session custom-state keys to set (logged as `custom` records, replayed on load).
+    pub state_updates: Vec<(String, Value)>,
 }
 
 impl ToolOutput {
@@ -82,6 +88,59 @@ impl ToolError {
     pub fn failed(msg: impl Into<String>) -> Self {
         ToolError::Failed(msg.into())
     }
+}
+
+/// A change a staging tool made but has not committed (e.g. an open SQLite transaction).
+/// Exactly one of `commit` or `rollback` runs; dropping it unresolved rolls back.
+pub struct HeldChange {
+    pub preview: Preview,
+    commit: Option<Box<dyn FnOnce() -> Result<ToolOutput, ToolError> + Send>>,
+    rollback: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl HeldChange {
+    pub fn new(
+        preview: Preview,
+        commit: impl FnOnce() -> Result<ToolOutput, ToolError> + Send + 'static,
+        rollback: impl FnOnce() + Send + 'static,
+    ) -> Self {
+        HeldChange {
+            preview,
+            commit: Some(Box::new(commit)),
+            rollback: Some(Box::new(rollback)),
+        }
+    }
+
+    pub fn commit(mut self) -> Result<ToolOutput, ToolError> {
+        self.rollback = None;
+        match self.commit.take() {
+            Some(f) => f(),
+            None => Err(ToolError::failed("the held change was already resolved")),
+        }
+    }
+
+    pub fn rollback(mut self) {
+        self.commit = None;
+        if let Some(f) = self.rollback.take() {
+            f();
+        }
+    }
+}
+
+impl Drop for HeldChange {
+    fn drop(&mut self) {
+        if let Some(f) = self.rollback.take() {
+            f();
+        }
+    }
+}
+
+/// Result of running a staging tool up to the point of commit.
+pub enum Staged {
+    /// The call changed nothing (e.g. a read-only script): it is complete.
+    Done(ToolOutput),
+    /// The call changed something that is held until the author decides.
+    Held(HeldChange),
 }
 
 pub trait Tool: Send + Sync {
@@ -112,4 +171,13 @@ pub trait Tool: Send + Sync {
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError>;
+    /// Staging tools (declared `Mutates::Depends`) find out whether a call mutates by doing
+    /// it inside a transaction: they return `Some(stage(..))` and the engine commits or rolls
+    /// back after the policy and the author decide. `run` is then not used.
+    fn stage(&self, _ctx: &ToolCtx, _args: &Value) -> Option<Result<Staged, ToolError>> {
+        None
+    }
+    fn is_staging(&self) -> bool {
+        false
+    }
 }

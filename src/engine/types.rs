@@ -115,9 +115,10 @@ pub enum PreviewBody {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         timeout_secs: Option<u64>,
     },
-    Fields {
-        record: String,
-        changes: Vec<FieldChange>,
+    /// Plot records (and the derived changes a write causes, e.g. a payoff beat fulfilling
+    /// its promise), one entry per record.
+    Records {
+        changes: Vec<RecordChange>,
     },
     Statement {
         sql: String,
@@ -127,6 +128,15 @@ pub enum PreviewBody {
     Text {
         text: String,
     },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordChange {
+    /// e.g. "StoryPromise #3 (the-letter)".
+    pub record: String,
+    /// create | update | archive | delete | …
+    pub action: String,
+    pub fields: Vec<FieldChange>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -259,6 +269,11 @@ pub enum LogRecord {
         content: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         details: Option<Value>,
+    },
+    /// A session custom-state key set by a tool (e.g. `plot.selection`).
+    Custom {
+        key: String,
+        value: Value,
     },
     ModeChange {
         from: Mode,

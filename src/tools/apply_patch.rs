@@ -144,6 +144,7 @@ impl Tool for ApplyPatch {
             content: format!("Success. Updated the following files:\n{}", lines.join("\n")),
             details: Some(json!({"files": lines})),
             changed_paths: changed,
+            state_updates: Vec::new(),
         })
     }
 }

@@ -140,6 +140,7 @@ impl Tool for Bash {
                 content: if shown.is_empty() { "(no output)".into() } else { shown },
                 details: Some(json!({"exitCode": 0, "truncated": truncated})),
                 changed_paths: Vec::new(),
+                state_updates: Vec::new(),
             }),
             Some(s) => Err(ToolError::failed(format!(
                 "command exited with {}\n{shown}",

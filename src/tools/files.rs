@@ -205,6 +205,7 @@ fn read_window(r: &Resolved, offset: usize, limit: usize, numbers: bool) -> Resu
             "truncation": truncation,
         })),
         changed_paths: Vec::new(),
+        state_updates: Vec::new(),
     })
 }
 
@@ -283,6 +284,7 @@ impl Tool for Write {
             content: format!("Successfully wrote {} bytes to {}", content.len(), r.display),
             details: None,
             changed_paths: vec![r.display],
+            state_updates: Vec::new(),
         })
     }
 }
@@ -415,6 +417,7 @@ impl Tool for Edit {
             content: format!("Successfully replaced {blocks} block(s) in {}", r.display),
             details: Some(json!({"diff": diff, "firstChangedLine": first})),
             changed_paths: vec![r.display],
+            state_updates: Vec::new(),
         })
     }
 }
