@@ -3,6 +3,8 @@
 //! arguments · 3 needs approval and none given · 4 tool not allowed for the profile.
 
 mod call;
+mod demo;
+mod open;
 mod run;
 mod sessions;
 mod tools;
@@ -155,7 +157,7 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
     match cli.command {
-        None => Err(Failure::usage(format!("TUI pending {:?}", cli.path))),
+        None => open::open(cli.path.unwrap_or_else(|| PathBuf::from(".")), dirs).await,
         Some(Command::Init { path, title }) => {
             let ws = crate::workspace::init::init(&path, title.as_deref()).map_err(Failure::usage)?;
             crate::store::open(&ws.db_path()).map_err(Failure::tool)?;
@@ -163,7 +165,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             println!("Open it with: nbook {}", path.display());
             Ok(exit::OK)
         }
-        Some(Command::Demo { dir }) => Err(Failure::usage(format!("TUI pending {dir:?} {dirs:?}"))),
+        Some(Command::Demo { dir }) => demo::demo(dir, dirs).await,
         Some(Command::Tools { profile, json, project }) => tools::tools(profile, json, project, &dirs),
         Some(Command::Call { tool, project, profile, mode, approve, reject, args }) => {
             call::call(call::CallArgs { tool, project, profile, mode, approve, reject, args }, dirs).await
