@@ -22,7 +22,10 @@ pub enum Approval {
     /// Put it in the queue and wait for [`Engine::decide`] (TUI, agent runs).
     Queue,
     /// Answer at once, as the author would (headless `--approve` / `--reject`).
-    Auto { decision: Decision, by: &'static str },
+    Auto {
+        decision: Decision,
+        by: &'static str,
+    },
     /// Do not ask: report `needs_approval` and change nothing (headless without a flag).
     Fail,
 }
@@ -99,7 +102,12 @@ impl Drop for QueueGuard<'_> {
 impl Engine {
     /// Run one tool call for a session. Never panics on bad input; every failure is a result
     /// the agent can read. Logs the call's approval and result in the session log.
-    pub async fn call(self: &Arc<Self>, session_id: &str, call: ToolCall, approval: Approval) -> CallResult {
+    pub async fn call(
+        self: &Arc<Self>,
+        session_id: &str,
+        call: ToolCall,
+        approval: Approval,
+    ) -> CallResult {
         let call = if call.id.is_empty() {
             ToolCall {
                 id: self.next_call_id(),
@@ -122,10 +130,15 @@ impl Engine {
         result
     }
 
-    async fn call_inner(self: &Arc<Self>, session_id: &str, call: &ToolCall, approval: Approval) -> CallResult {
+    async fn call_inner(
+        self: &Arc<Self>,
+        session_id: &str,
+        call: &ToolCall,
+        approval: Approval,
+    ) -> CallResult {
         let (registered_tool, ctx) = match self.admit(session_id, call) {
             Ok(x) => x,
-            Err(r) => return r,
+            Err(r) => return *r,
         };
         let tool = registered_tool.clone();
         if tool.is_staging() {
@@ -144,15 +157,18 @@ impl Engine {
             Ok(p) => p,
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         };
-        let decision = match self.await_decision(&ctx, call, &preview, grant_allowed, approval).await {
+        let decision = match self
+            .await_decision(&ctx, call, &preview, grant_allowed, approval)
+            .await
+        {
             Ok(d) => d,
-            Err(r) => return r,
+            Err(r) => return *r,
         };
         match decision {
             Decision::Reject { reason } => rejected(call, reason),
             Decision::Edit { new_args } => {
                 if let Err(r) = self.validate_edit(call, &new_args) {
-                    return r;
+                    return *r;
                 }
                 self.execute(tool, ctx, call, new_args).await
             }
@@ -187,28 +203,49 @@ impl Engine {
     }
 
     /// Session, profile, tool, allowlist and argument checks, in that order.
-    fn admit(&self, session_id: &str, call: &ToolCall) -> Result<(Arc<dyn Tool>, ToolCtx), CallResult> {
-        let (Some(info), Some(profile)) = (self.session(session_id), self.session_profile(session_id)) else {
-            return Err(CallResult::fail(call, CallStatus::ToolError, format!("no session with id '{session_id}'")));
+    fn admit(
+        &self,
+        session_id: &str,
+        call: &ToolCall,
+    ) -> Result<(Arc<dyn Tool>, ToolCtx), Box<CallResult>> {
+        let (Some(info), Some(profile)) =
+            (self.session(session_id), self.session_profile(session_id))
+        else {
+            return Err(Box::new(CallResult::fail(
+                call,
+                CallStatus::ToolError,
+                format!("no session with id '{session_id}'"),
+            )));
         };
         let Some(registered) = self.registry.get(&call.name) else {
-            return Err(CallResult::fail(
+            return Err(Box::new(CallResult::fail(
                 call,
                 CallStatus::UnknownTool,
-                format!("unknown tool '{}'; this profile may use: {}", call.name, profile.tools.join(", ")),
-            ));
+                format!(
+                    "unknown tool '{}'; this profile may use: {}",
+                    call.name,
+                    profile.tools.join(", ")
+                ),
+            )));
         };
         if !profile.allows(&call.name) {
-            return Err(CallResult::fail(
+            return Err(Box::new(CallResult::fail(
                 call,
                 CallStatus::NotAllowed,
-                format!("tool {} is not allowed for profile {}", call.name, profile.key),
-            ));
+                format!(
+                    "tool {} is not allowed for profile {}",
+                    call.name, profile.key
+                ),
+            )));
         }
         if let Err(errors) = registered.validate(&call.arguments) {
-            let mut r = CallResult::fail(call, CallStatus::InvalidArgs, describe_field_errors(&call.name, &errors));
+            let mut r = CallResult::fail(
+                call,
+                CallStatus::InvalidArgs,
+                describe_field_errors(&call.name, &errors),
+            );
             r.details = serde_json::to_value(&errors).ok();
-            return Err(r);
+            return Err(Box::new(r));
         }
         let ctx = ToolCtx {
             workspace: self.ws.clone(),
@@ -225,9 +262,10 @@ impl Engine {
         let granted = {
             let st = self.state();
             !targets.is_empty()
-                && targets
-                    .iter()
-                    .all(|t| st.grants.contains(&(ctx.session_id.clone(), call.name.clone(), t.clone())))
+                && targets.iter().all(|t| {
+                    st.grants
+                        .contains(&(ctx.session_id.clone(), call.name.clone(), t.clone()))
+                })
         };
         policy::decide(
             &self.config.approval,
@@ -243,15 +281,24 @@ impl Engine {
     fn grant(&self, session_id: &str, tool: &str, targets: &[String]) {
         let mut st = self.state();
         for t in targets {
-            st.grants.insert((session_id.to_string(), tool.to_string(), t.clone()));
+            st.grants
+                .insert((session_id.to_string(), tool.to_string(), t.clone()));
         }
     }
 
-    fn validate_edit(&self, call: &ToolCall, new_args: &Value) -> Result<(), CallResult> {
+    fn validate_edit(&self, call: &ToolCall, new_args: &Value) -> Result<(), Box<CallResult>> {
         match self.registry.get(&call.name).map(|t| t.validate(new_args)) {
             Some(Ok(())) => Ok(()),
-            Some(Err(errors)) => Err(CallResult::fail(call, CallStatus::InvalidArgs, describe_field_errors(&call.name, &errors))),
-            None => Err(CallResult::fail(call, CallStatus::UnknownTool, format!("unknown tool '{}'", call.name))),
+            Some(Err(errors)) => Err(Box::new(CallResult::fail(
+                call,
+                CallStatus::InvalidArgs,
+                describe_field_errors(&call.name, &errors),
+            ))),
+            None => Err(Box::new(CallResult::fail(
+                call,
+                CallStatus::UnknownTool,
+                format!("unknown tool '{}'", call.name),
+            ))),
         }
     }
 
@@ -263,7 +310,7 @@ impl Engine {
         preview: &Preview,
         grant_allowed: bool,
         approval: Approval,
-    ) -> Result<Decision, CallResult> {
+    ) -> Result<Decision, Box<CallResult>> {
         let session_id = ctx.session_id.as_str();
         let auto = match approval {
             Approval::Auto { decision, by } => Some((decision, by)),
@@ -280,7 +327,7 @@ impl Engine {
                     ),
                 );
                 r.preview = Some(preview.clone());
-                return Err(r);
+                return Err(Box::new(r));
             }
         };
         let _ = self.append(
@@ -318,7 +365,10 @@ impl Engine {
                     call_id: call.id.clone(),
                     armed: true,
                 };
-                let previous_state = self.session(session_id).map(|s| s.state).unwrap_or(SessionState::Idle);
+                let previous_state = self
+                    .session(session_id)
+                    .map(|s| s.state)
+                    .unwrap_or(SessionState::Idle);
                 self.set_state(session_id, SessionState::WaitingApproval);
                 self.emit(EngineEvent::ApprovalRequested { call: pending });
                 let answer = rx.await;
@@ -334,11 +384,11 @@ impl Engine {
                 match answer {
                     Ok(d) => (d, "author"),
                     Err(_) => {
-                        return Err(CallResult::fail(
+                        return Err(Box::new(CallResult::fail(
                             call,
                             CallStatus::Cancelled,
                             "the approval request was cancelled; nothing was changed",
-                        ))
+                        )))
                     }
                 }
             }
@@ -364,7 +414,13 @@ impl Engine {
     /// Staging tools run first inside a transaction; the change is committed or rolled back
     /// once the policy (and the author, if asked) decided. The held transaction keeps the
     /// target from changing meanwhile, so no stale check is needed.
-    async fn call_staged(self: &Arc<Self>, tool: Arc<dyn Tool>, ctx: ToolCtx, call: &ToolCall, approval: Approval) -> CallResult {
+    async fn call_staged(
+        self: &Arc<Self>,
+        tool: Arc<dyn Tool>,
+        ctx: ToolCtx,
+        call: &ToolCall,
+        approval: Approval,
+    ) -> CallResult {
         let held = match self.stage(&tool, &ctx, &call.arguments).await {
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
             Ok(Staged::Done(out)) => return self.finish(&ctx.session_id, call, Ok(out)),
@@ -380,11 +436,14 @@ impl Engine {
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
         let preview = held.preview.clone();
-        let decision = match self.await_decision(&ctx, call, &preview, grant_allowed, approval).await {
+        let decision = match self
+            .await_decision(&ctx, call, &preview, grant_allowed, approval)
+            .await
+        {
             Ok(d) => d,
             Err(r) => {
                 let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
-                return r;
+                return *r;
             }
         };
         match decision {
@@ -395,7 +454,7 @@ impl Engine {
             Decision::Edit { new_args } => {
                 let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
                 if let Err(r) = self.validate_edit(call, &new_args) {
-                    return r;
+                    return *r;
                 }
                 match self.stage(&tool, &ctx, &new_args).await {
                     Err(e) => CallResult::fail(call, CallStatus::ToolError, e.to_string()),
@@ -412,7 +471,12 @@ impl Engine {
         }
     }
 
-    async fn stage(&self, tool: &Arc<dyn Tool>, ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
+    async fn stage(
+        &self,
+        tool: &Arc<dyn Tool>,
+        ctx: &ToolCtx,
+        args: &Value,
+    ) -> Result<Staged, ToolError> {
         let (tool, ctx, args) = (tool.clone(), ctx.clone(), args.clone());
         tokio::task::spawn_blocking(move || {
             tool.stage(&ctx, &args)
@@ -422,7 +486,13 @@ impl Engine {
         .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))))
     }
 
-    async fn resolve_held(&self, session_id: &str, call: &ToolCall, held: HeldChange, commit: bool) -> CallResult {
+    async fn resolve_held(
+        &self,
+        session_id: &str,
+        call: &ToolCall,
+        held: HeldChange,
+        commit: bool,
+    ) -> CallResult {
         let outcome = tokio::task::spawn_blocking(move || {
             if commit {
                 held.commit()
@@ -436,14 +506,25 @@ impl Engine {
         self.finish(session_id, call, outcome)
     }
 
-    async fn preview(&self, tool: &Arc<dyn Tool>, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    async fn preview(
+        &self,
+        tool: &Arc<dyn Tool>,
+        ctx: &ToolCtx,
+        args: &Value,
+    ) -> Result<Preview, ToolError> {
         let (tool, ctx, args) = (tool.clone(), ctx.clone(), args.clone());
         tokio::task::spawn_blocking(move || tool.preview(&ctx, &args))
             .await
             .unwrap_or_else(|e| Err(ToolError::failed(format!("preview crashed: {e}"))))
     }
 
-    async fn execute(&self, tool: Arc<dyn Tool>, ctx: ToolCtx, call: &ToolCall, args: Value) -> CallResult {
+    async fn execute(
+        &self,
+        tool: Arc<dyn Tool>,
+        ctx: ToolCtx,
+        call: &ToolCall,
+        args: Value,
+    ) -> CallResult {
         let session_id = ctx.session_id.clone();
         let outcome = tokio::task::spawn_blocking(move || tool.run(&ctx, &args))
             .await
@@ -452,7 +533,12 @@ impl Engine {
     }
 
     /// Turn a tool outcome into the call result; apply its state updates and file marks.
-    fn finish(&self, session_id: &str, call: &ToolCall, outcome: Result<ToolOutput, ToolError>) -> CallResult {
+    fn finish(
+        &self,
+        session_id: &str,
+        call: &ToolCall,
+        outcome: Result<ToolOutput, ToolError>,
+    ) -> CallResult {
         match outcome {
             Ok(ToolOutput {
                 content,
@@ -479,7 +565,9 @@ impl Engine {
                     preview: None,
                 }
             }
-            Err(ToolError::Stale(m)) => CallResult::fail(call, CallStatus::Stale, format!("stale: {m}")),
+            Err(ToolError::Stale(m)) => {
+                CallResult::fail(call, CallStatus::Stale, format!("stale: {m}"))
+            }
             Err(e) => CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         }
     }

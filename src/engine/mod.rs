@@ -257,7 +257,11 @@ impl Engine {
     }
 
     /// The session used by headless `nbook call`: `cli.jsonl`, one header per process.
-    pub fn open_cli_session(&self, profile_key: &str, mode: Mode) -> Result<SessionId, EngineError> {
+    pub fn open_cli_session(
+        &self,
+        profile_key: &str,
+        mode: Mode,
+    ) -> Result<SessionId, EngineError> {
         let profile = self
             .profiles
             .get(profile_key)
@@ -324,17 +328,28 @@ impl Engine {
 
     /// The session's custom state (read by tools through `ToolCtx::session_state`).
     pub fn session_state(&self, id: &str) -> Arc<BTreeMap<String, serde_json::Value>> {
-        self.state().sessions.get(id).map(|s| s.custom.clone()).unwrap_or_default()
+        self.state()
+            .sessions
+            .get(id)
+            .map(|s| s.custom.clone())
+            .unwrap_or_default()
     }
 
     /// Set custom-state keys for a session and log each as a `custom` record.
-    pub fn set_session_state(&self, id: &str, updates: Vec<(String, serde_json::Value)>) -> Result<(), EngineError> {
+    pub fn set_session_state(
+        &self,
+        id: &str,
+        updates: Vec<(String, serde_json::Value)>,
+    ) -> Result<(), EngineError> {
         if updates.is_empty() {
             return Ok(());
         }
         {
             let mut st = self.state();
-            let s = st.sessions.get_mut(id).ok_or_else(|| EngineError::UnknownSession(id.to_string()))?;
+            let s = st
+                .sessions
+                .get_mut(id)
+                .ok_or_else(|| EngineError::UnknownSession(id.to_string()))?;
             let mut map = (*s.custom).clone();
             for (k, v) in &updates {
                 map.insert(k.clone(), v.clone());
@@ -369,12 +384,13 @@ impl Engine {
             .get_mut(session_id)
             .ok_or_else(|| EngineError::UnknownSession(session_id.to_string()))?;
         if s.log.is_none() {
-            s.log = Some(SessionLog::open_append(&s.log_path).map_err(|source| {
-                EngineError::Log {
-                    path: s.log_path.display().to_string(),
-                    source,
-                }
-            })?);
+            s.log =
+                Some(
+                    SessionLog::open_append(&s.log_path).map_err(|source| EngineError::Log {
+                        path: s.log_path.display().to_string(),
+                        source,
+                    })?,
+                );
         }
         let path = s.log_path.display().to_string();
         let line = match s.log.as_mut() {
@@ -432,7 +448,13 @@ impl Engine {
         Ok(())
     }
 
-    pub fn add_usage(&self, id: &str, input: u64, output: u64, cost: f64) -> Result<(), EngineError> {
+    pub fn add_usage(
+        &self,
+        id: &str,
+        input: u64,
+        output: u64,
+        cost: f64,
+    ) -> Result<(), EngineError> {
         self.append(
             id,
             LogRecord::Usage {
@@ -503,21 +525,19 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
                 mode,
                 title,
                 parent,
-            } => {
-                if info.is_none() {
-                    info = Some(SessionInfo {
-                        id: session_id.clone(),
-                        profile: profile.clone(),
-                        title: title.clone(),
-                        mode: *mode,
-                        state: SessionState::Idle,
-                        created_at: line.ts.clone(),
-                        parent: parent.clone(),
-                        input_tokens: 0,
-                        output_tokens: 0,
-                        cost: 0.0,
-                    });
-                }
+            } if info.is_none() => {
+                info = Some(SessionInfo {
+                    id: session_id.clone(),
+                    profile: profile.clone(),
+                    title: title.clone(),
+                    mode: *mode,
+                    state: SessionState::Idle,
+                    created_at: line.ts.clone(),
+                    parent: parent.clone(),
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    cost: 0.0,
+                });
             }
             LogRecord::ModeChange { to, .. } => {
                 if let Some(i) = info.as_mut() {

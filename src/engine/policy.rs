@@ -105,42 +105,101 @@ mod tests {
     fn supervised_asks_in_every_mode_and_honours_grants_in_normal_only() {
         let t = vec!["a.md".to_string()];
         for m in Mode::ALL {
-            assert!(matches!(decide(&cfg(Preset::Supervised), &facts("write", m, &t, false)), Verdict::Ask { .. }));
+            assert!(matches!(
+                decide(&cfg(Preset::Supervised), &facts("write", m, &t, false)),
+                Verdict::Ask { .. }
+            ));
         }
-        assert_eq!(decide(&cfg(Preset::Supervised), &facts("write", Mode::Normal, &t, true)), Verdict::Run);
         assert_eq!(
-            decide(&cfg(Preset::Supervised), &facts("write", Mode::Discuss, &t, true)),
-            Verdict::Ask { grant_allowed: false }
+            decide(
+                &cfg(Preset::Supervised),
+                &facts("write", Mode::Normal, &t, true)
+            ),
+            Verdict::Run
+        );
+        assert_eq!(
+            decide(
+                &cfg(Preset::Supervised),
+                &facts("write", Mode::Discuss, &t, true)
+            ),
+            Verdict::Ask {
+                grant_allowed: false
+            }
         );
     }
 
     #[test]
     fn neurobook_runs_in_normal_and_trusts_bash() {
         let t = vec!["a.md".to_string()];
-        assert_eq!(decide(&cfg(Preset::Neurobook), &facts("write", Mode::Normal, &t, false)), Verdict::Run);
-        assert!(matches!(decide(&cfg(Preset::Neurobook), &facts("write", Mode::Plan, &t, false)), Verdict::Ask { .. }));
-        assert_eq!(decide(&cfg(Preset::Neurobook), &facts("bash", Mode::Discuss, &[], false)), Verdict::Run);
+        assert_eq!(
+            decide(
+                &cfg(Preset::Neurobook),
+                &facts("write", Mode::Normal, &t, false)
+            ),
+            Verdict::Run
+        );
+        assert!(matches!(
+            decide(
+                &cfg(Preset::Neurobook),
+                &facts("write", Mode::Plan, &t, false)
+            ),
+            Verdict::Ask { .. }
+        ));
+        assert_eq!(
+            decide(
+                &cfg(Preset::Neurobook),
+                &facts("bash", Mode::Discuss, &[], false)
+            ),
+            Verdict::Run
+        );
     }
 
     #[test]
     fn locked_refuses_and_overrides_win() {
         let t = vec![".agent/plan/p.md".to_string()];
-        assert!(matches!(decide(&cfg(Preset::Locked), &facts("write", Mode::Plan, &t, false)), Verdict::Refuse(_)));
+        assert!(matches!(
+            decide(&cfg(Preset::Locked), &facts("write", Mode::Plan, &t, false)),
+            Verdict::Refuse(_)
+        ));
         let mut c = cfg(Preset::Locked);
         c.tools.insert("bash".into(), ToolRule::Allow);
-        assert_eq!(decide(&c, &facts("bash", Mode::Normal, &[], false)), Verdict::Run);
+        assert_eq!(
+            decide(&c, &facts("bash", Mode::Normal, &[], false)),
+            Verdict::Run
+        );
         let mut c = cfg(Preset::Neurobook);
         c.tools.insert("bash".into(), ToolRule::Deny);
-        assert!(matches!(decide(&c, &facts("bash", Mode::Normal, &[], false)), Verdict::Refuse(_)));
+        assert!(matches!(
+            decide(&c, &facts("bash", Mode::Normal, &[], false)),
+            Verdict::Refuse(_)
+        ));
     }
 
     #[test]
     fn plan_files_are_exempt_in_plan_mode_only() {
         let plan = vec![".agent/plan/outline.md".to_string()];
         let other = vec![".agent/plan/x.txt".to_string()];
-        assert_eq!(decide(&cfg(Preset::Supervised), &facts("write", Mode::Plan, &plan, false)), Verdict::Run);
-        assert!(matches!(decide(&cfg(Preset::Supervised), &facts("write", Mode::Plan, &other, false)), Verdict::Ask { .. }));
-        assert!(matches!(decide(&cfg(Preset::Supervised), &facts("write", Mode::Discuss, &plan, false)), Verdict::Ask { .. }));
+        assert_eq!(
+            decide(
+                &cfg(Preset::Supervised),
+                &facts("write", Mode::Plan, &plan, false)
+            ),
+            Verdict::Run
+        );
+        assert!(matches!(
+            decide(
+                &cfg(Preset::Supervised),
+                &facts("write", Mode::Plan, &other, false)
+            ),
+            Verdict::Ask { .. }
+        ));
+        assert!(matches!(
+            decide(
+                &cfg(Preset::Supervised),
+                &facts("write", Mode::Discuss, &plan, false)
+            ),
+            Verdict::Ask { .. }
+        ));
         assert!(!plan_exempt(&[]));
     }
 }

@@ -72,7 +72,11 @@ impl Registry {
 pub fn describe_field_errors(tool: &str, errors: &[FieldError]) -> String {
     let mut out = format!("invalid arguments for {tool}:");
     for e in errors {
-        let at = if e.pointer.is_empty() { "/" } else { &e.pointer };
+        let at = if e.pointer.is_empty() {
+            "/"
+        } else {
+            &e.pointer
+        };
         out.push_str(&format!("\n  at {at}: {}", e.message));
     }
     out

@@ -138,7 +138,10 @@ pub fn recover(path: &Path) -> io::Result<usize> {
     }
     log.append(LogRecord::Lifecycle {
         status: "interrupted".into(),
-        message: Some(format!("{} pending call(s) interrupted at restart", open.len())),
+        message: Some(format!(
+            "{} pending call(s) interrupted at restart",
+            open.len()
+        )),
     })?;
     Ok(open.len())
 }

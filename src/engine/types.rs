@@ -66,7 +66,9 @@ pub enum Decision {
         reason: Option<String>,
     },
     /// Replace the arguments, then approve. The new arguments are validated and previewed again.
-    Edit { new_args: Value },
+    Edit {
+        new_args: Value,
+    },
 }
 
 impl Decision {
@@ -305,11 +307,24 @@ pub struct LogLine {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EngineEvent {
     /// A session was created or its state, mode, title or usage changed.
-    Session { session: SessionInfo },
+    Session {
+        session: SessionInfo,
+    },
     /// A line was appended to a session log.
-    Log { session_id: SessionId, line: LogLine },
-    ApprovalRequested { call: PendingCall },
-    ApprovalResolved { call_id: CallId, decision: String },
+    Log {
+        session_id: SessionId,
+        line: LogLine,
+    },
+    ApprovalRequested {
+        call: PendingCall,
+    },
+    ApprovalResolved {
+        call_id: CallId,
+        decision: String,
+    },
     /// Files an agent changed (project-relative paths), for the Files pane's marks.
-    FilesChanged { session_id: SessionId, paths: Vec<String> },
+    FilesChanged {
+        session_id: SessionId,
+        paths: Vec<String>,
+    },
 }

@@ -80,8 +80,14 @@ impl Workspace {
         };
 
         let rel = normalize(&rel_input).ok_or_else(|| refuse("it leaves the project root"))?;
-        let abs = root.join(&rel);
-        ensure_real_path_inside(root, &abs).map_err(|why| refuse(&why))?;
+        // Everything below works on the real path: a symlink inside the project that points
+        // elsewhere in it is followed, so checks (.nbook, plan-folder exemption) and I/O
+        // see the file that will really change.
+        let abs = real_path_inside(root, &root.join(&rel)).map_err(|why| refuse(&why))?;
+        let rel = abs
+            .strip_prefix(root)
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
         let rel_str = rel
             .components()
             .map(|c| c.as_os_str().to_string_lossy())
@@ -138,8 +144,9 @@ fn normalize(p: &Path) -> Option<PathBuf> {
 }
 
 /// Walk up from `target` to its nearest existing ancestor, resolve that through symlinks,
-/// re-append the missing segments and require the result to stay inside `root` (already real).
-fn ensure_real_path_inside(root: &Path, target: &Path) -> Result<(), String> {
+/// re-append the missing segments and require the result to stay inside `root` (already
+/// real). Returns that real path.
+fn real_path_inside(root: &Path, target: &Path) -> Result<PathBuf, String> {
     let mut existing = target.to_path_buf();
     let mut missing: Vec<std::ffi::OsString> = Vec::new();
     loop {
@@ -163,7 +170,7 @@ fn ensure_real_path_inside(root: &Path, target: &Path) -> Result<(), String> {
         full.push(seg);
     }
     if full.starts_with(root) {
-        Ok(())
+        Ok(full)
     } else {
         Err("its real path (after following symlinks) leaves the project root".into())
     }
@@ -176,7 +183,10 @@ mod tests {
 
     #[test]
     fn normalize_handles_dots() {
-        assert_eq!(normalize(Path::new("a/./b/../c")), Some(PathBuf::from("a/c")));
+        assert_eq!(
+            normalize(Path::new("a/./b/../c")),
+            Some(PathBuf::from("a/c"))
+        );
         assert_eq!(normalize(Path::new("../x")), None);
         assert_eq!(normalize(Path::new("a/../../x")), None);
     }
