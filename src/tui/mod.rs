@@ -1,1 +1,99 @@
-//! The terminal UI.
+//! The terminal UI: five panes (Files, Story, World, Sessions, Approvals), overlays, a status
+//! bar. Keys become [`action::Command`]s through `assets/keymap.toml`; `AppState::update` is
+//! the only place state changes; `view::view` draws a pure picture of it; the runtime turns
+//! terminal input, engine events and finished jobs into actions and executes effects.
+
+pub mod action;
+pub mod app;
+pub mod approvals;
+pub mod clock;
+pub mod files;
+pub mod input;
+pub mod jobs;
+pub mod keymap;
+pub mod keys;
+pub mod runtime;
+pub mod sessions;
+pub mod terminal;
+pub mod theme;
+mod update_approvals;
+mod update_files;
+mod update_overlay;
+mod update_panes;
+pub mod view;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::config::Dirs;
+use crate::engine::Engine;
+use app::{AppInit, AppState};
+use keymap::Keymap;
+use theme::Theme;
+
+pub use update_overlay::palette_commands;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    #[error("terminal: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub struct TuiOptions {
+    pub dirs: Dirs,
+    /// A session to select (and focus the Sessions pane on) at start.
+    pub focus_session: Option<String>,
+}
+
+/// Build the UI state for an engine (no terminal needed; used by `run` and the benches).
+pub fn build_app(
+    engine: &Engine,
+    dirs: &Dirs,
+    focus_session: Option<String>,
+    size: (u16, u16),
+) -> AppState {
+    let mut notices = Vec::new();
+    let (keymap, kerr) = Keymap::load(&dirs.config.join("keymap.toml"));
+    if let Some(e) = kerr {
+        notices.push(format!("keymap: {e} — using the default keys"));
+    }
+    let (theme, tnote) = Theme::load(
+        engine.config().theme.as_deref(),
+        Some(&dirs.config),
+        Theme::no_colour_env(),
+    );
+    notices.extend(tnote);
+    for e in engine.profile_errors() {
+        notices.push(format!("profile: {e}"));
+    }
+    AppState::new(AppInit {
+        title: engine.workspace().title(),
+        keymap,
+        theme,
+        clock: Arc::new(clock::SystemClock),
+        size,
+        sessions: engine.sessions(),
+        pending: engine.pending(),
+        focus_session,
+        notices,
+    })
+}
+
+/// Run the full-screen UI on a project until the author quits. The terminal is restored on
+/// every exit path, panics included.
+pub async fn run(engine: Arc<Engine>, opts: TuiOptions) -> Result<(), TuiError> {
+    let started = Instant::now();
+    let (mut term, guard) = terminal::enter()?;
+    let size = term.size()?;
+    // Subscribe before reading the queue so no request is missed (duplicates are dropped).
+    let sub = engine.subscribe();
+    let app = build_app(
+        &engine,
+        &opts.dirs,
+        opts.focus_session,
+        (size.width, size.height),
+    );
+    let result = runtime::run_loop(engine, sub, app, &mut term, started).await;
+    drop(guard);
+    result
+}

@@ -1,0 +1,192 @@
+//! The vocabulary of the UI: [`Command`]s (what a key in `keymap.toml` can `run`, with its name
+//! and description for help and the palette), [`Action`]s (everything that can change
+//! `AppState`: commands, typing, mouse, engine events, finished background jobs) and
+//! [`Effect`]s (work `update` asks the runtime to do: answer the engine, load, walk, query).
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyEvent, MouseEvent};
+
+use crate::engine::{Decision, EngineEvent, LogLine, Mode, PendingCall, SessionInfo};
+use crate::store::overview::{StoryOverview, WorldOverview};
+
+use super::files::finder::FinderMatch;
+use super::files::markdown::PreviewDoc;
+use super::files::tree::DirEntry;
+
+macro_rules! commands {
+    ($($variant:ident = $name:literal : $desc:literal,)*) => {
+        /// A bindable command. `name` is what `run = "…"` says in keymap.toml.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Command { $($variant,)* }
+
+        impl Command {
+            pub const ALL: &'static [Command] = &[$(Command::$variant,)*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Command::$variant => $name,)* }
+            }
+
+            pub fn description(self) -> &'static str {
+                match self { $(Command::$variant => $desc,)* }
+            }
+        }
+    };
+}
+
+commands! {
+    Quit = "quit": "Quit nbook (asks first if an agent is busy or a call is pending)",
+    Help = "help": "Show every key binding",
+    Palette = "palette": "Open the command palette",
+    FocusNext = "focus_next": "Focus the next pane",
+    FocusPrev = "focus_prev": "Focus the previous pane",
+    FocusFiles = "focus_files": "Focus the Files pane",
+    FocusStory = "focus_story": "Focus the Story pane",
+    FocusWorld = "focus_world": "Focus the World pane",
+    FocusSessions = "focus_sessions": "Focus the Sessions pane",
+    FocusApprovals = "focus_approvals": "Focus the Approvals pane",
+    CycleMode = "cycle_mode": "Switch the session's mode: normal → discuss → plan",
+    Up = "up": "Move up",
+    Down = "down": "Move down",
+    PageUp = "page_up": "Move up one page",
+    PageDown = "page_down": "Move down one page",
+    Top = "top": "Go to the first row",
+    Bottom = "bottom": "Go to the last row",
+    DetailUp = "detail_up": "Scroll the preview / transcript up",
+    DetailDown = "detail_down": "Scroll the preview / transcript down",
+    Expand = "expand": "Open the folder (or preview the file)",
+    Collapse = "collapse": "Close the folder, or go to its parent",
+    Find = "find": "Find a project file by name (fuzzy)",
+    Refresh = "refresh": "Reload this pane",
+    Follow = "follow": "Jump to the end of the transcript and follow it",
+    Approve = "approve": "Approve the selected call",
+    ApproveSession = "approve_session": "Approve, and allow this tool on this target for the rest of the session",
+    Reject = "reject": "Reject the selected call (optional reason)",
+    EditArgs = "edit_args": "Edit the call's arguments, then approve",
+    Detail = "detail": "Show the whole request full-screen",
+    Accept = "accept": "Send (one-line input) · choose (list) · new line (editor)",
+    Submit = "submit": "Submit the input (also in the argument editor)",
+    Cancel = "cancel": "Cancel / close",
+    Confirm = "confirm": "Confirm the dialog",
+    PrevItem = "prev_item": "Previous item (lists) · cursor up (editor)",
+    NextItem = "next_item": "Next item (lists) · cursor down (editor)",
+}
+
+impl Command {
+    pub fn from_name(name: &str) -> Option<Command> {
+        Command::ALL.iter().copied().find(|c| c.name() == name)
+    }
+
+    /// Approval decisions are subject to the typing guard.
+    pub fn is_approval_key(self) -> bool {
+        matches!(
+            self,
+            Command::Approve | Command::ApproveSession | Command::Reject | Command::EditArgs
+        )
+    }
+}
+
+pub type Ticket = u64;
+
+/// Everything that can change the UI state. `AppState::update` is the only consumer.
+#[derive(Debug)]
+pub enum Action {
+    Cmd(Command),
+    /// A key typed into the active text input (no binding in `[input]` matched it).
+    Text(KeyEvent),
+    Paste(String),
+    Mouse(MouseEvent),
+    Resize(u16, u16),
+    /// Once a second: ages, message expiry, deferred reloads.
+    Tick,
+    Engine(EngineEvent),
+    /// The engine's event stream lagged: the runtime re-read the queue and the sessions.
+    Resync {
+        pending: Vec<PendingCall>,
+        sessions: Vec<SessionInfo>,
+    },
+    DirLoaded {
+        ticket: Ticket,
+        dir: String,
+        result: Result<Vec<DirEntry>, String>,
+    },
+    FilesWalked {
+        ticket: Ticket,
+        paths: Arc<Vec<String>>,
+    },
+    FinderMatched {
+        ticket: Ticket,
+        matches: Vec<FinderMatch>,
+    },
+    PreviewLoaded {
+        ticket: Ticket,
+        path: String,
+        result: Result<PreviewDoc, String>,
+    },
+    SessionLogLoaded {
+        ticket: Ticket,
+        session_id: String,
+        result: Result<Vec<LogLine>, String>,
+    },
+    StoryLoaded {
+        ticket: Ticket,
+        result: Result<StoryOverview, String>,
+    },
+    WorldLoaded {
+        ticket: Ticket,
+        result: Result<WorldOverview, String>,
+    },
+    /// Edited arguments were checked by the engine; `Ok` means the edit was sent.
+    EditChecked {
+        call_id: String,
+        result: Result<(), String>,
+    },
+    /// An effect failed (a decision for a call that is gone, a mode switch…).
+    EffectFailed(String),
+}
+
+/// Work `update` asks for; the runtime executes it (off the UI task when heavy).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    Decide {
+        call_id: String,
+        decision: Decision,
+    },
+    /// Validate edited arguments with the engine; if valid send `Decision::Edit`.
+    EditArgs {
+        call_id: String,
+        tool: String,
+        args: serde_json::Value,
+    },
+    SetMode {
+        session_id: String,
+        mode: Mode,
+    },
+    LoadDir {
+        ticket: Ticket,
+        dir: String,
+    },
+    WalkFiles {
+        ticket: Ticket,
+    },
+    FilterFiles {
+        ticket: Ticket,
+        query: String,
+        paths: Arc<Vec<String>>,
+    },
+    LoadPreview {
+        ticket: Ticket,
+        path: String,
+    },
+    LoadSessionLog {
+        ticket: Ticket,
+        session_id: String,
+    },
+    LoadStory {
+        ticket: Ticket,
+    },
+    LoadWorld {
+        ticket: Ticket,
+    },
+    Quit,
+}

@@ -1,0 +1,520 @@
+//! `AppState`: the whole UI model (focus, overlays, pane states, status line) and the single
+//! entry point that changes it, [`AppState::update`]. Keys are resolved to commands here
+//! through the keymap for the current context; the pane-specific halves of `update` live in
+//! `update_files`, `update_approvals` and `update_panes`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
+
+use super::action::{Action, Command, Effect, Ticket};
+use super::approvals::ApprovalsState;
+use super::clock::Clock;
+use super::files::FilesState;
+use super::input::Overlay;
+use super::keymap::{Context, Keymap};
+use super::keys::Key;
+use super::sessions::SessionsState;
+use super::theme::Theme;
+use super::view::layout::{regions, Regions};
+use crate::engine::{PendingCall, SessionInfo, SessionState};
+use crate::store::overview::{StoryOverview, WorldOverview};
+
+/// Approval keys are ignored this long after the last keystroke in a text input.
+pub const TYPING_GUARD: Duration = Duration::from_secs(1);
+/// How long a transient status message stays.
+pub const MESSAGE_TTL: Duration = Duration::from_secs(6);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Pane {
+    Files,
+    Story,
+    World,
+    Sessions,
+    Approvals,
+}
+
+impl Pane {
+    pub const ALL: [Pane; 5] = [
+        Pane::Files,
+        Pane::Story,
+        Pane::World,
+        Pane::Sessions,
+        Pane::Approvals,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Files => "Files",
+            Pane::Story => "Story",
+            Pane::World => "World",
+            Pane::Sessions => "Sessions",
+            Pane::Approvals => "Approvals",
+        }
+    }
+
+    pub fn context(self) -> Context {
+        match self {
+            Pane::Files => Context::Files,
+            Pane::Story => Context::Story,
+            Pane::World => Context::World,
+            Pane::Sessions => Context::Sessions,
+            Pane::Approvals => Context::Approvals,
+        }
+    }
+
+    pub fn next(self) -> Pane {
+        Pane::ALL[(self.index() + 1) % 5]
+    }
+
+    pub fn prev(self) -> Pane {
+        Pane::ALL[(self.index() + 4) % 5]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsgKind {
+    Info,
+    Ok,
+    Error,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusMsg {
+    pub text: String,
+    pub kind: MsgKind,
+    /// `None`: stays until replaced.
+    pub until: Option<Instant>,
+}
+
+/// Data loaded off the UI task for the Story and World panes.
+#[derive(Clone, Debug, Default)]
+pub struct Loadable<T> {
+    pub data: Option<T>,
+    pub error: Option<String>,
+    pub loading: Option<Ticket>,
+    /// Something changed since the last load (reloaded when the pane is visible).
+    pub stale: bool,
+    pub scroll: usize,
+    pub detail_scroll: usize,
+}
+
+/// What a new `AppState` starts from.
+pub struct AppInit {
+    pub title: String,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub clock: Arc<dyn Clock>,
+    pub size: (u16, u16),
+    pub sessions: Vec<SessionInfo>,
+    pub pending: Vec<PendingCall>,
+    pub focus_session: Option<String>,
+    /// Problems found while starting (keymap or theme file errors), shown in the status bar.
+    pub notices: Vec<String>,
+}
+
+pub struct AppState {
+    pub title: String,
+    pub keymap: Keymap,
+    pub theme: Theme,
+    pub clock: Arc<dyn Clock>,
+    pub size: (u16, u16),
+    pub focus: Pane,
+    pub overlay: Option<Overlay>,
+    pub files: FilesState,
+    pub approvals: ApprovalsState,
+    pub sessions: SessionsState,
+    pub story: Loadable<StoryOverview>,
+    pub world: Loadable<WorldOverview>,
+    pub status: Option<StatusMsg>,
+    pub notices: Vec<String>,
+    /// Last keystroke into a text input (for the typing guard).
+    pub last_typed: Option<Instant>,
+    pub wall_now: time::OffsetDateTime,
+    /// Set whenever the state changed; the runtime draws and clears it.
+    pub redraw: bool,
+    next_ticket: Ticket,
+}
+
+impl AppState {
+    pub fn new(init: AppInit) -> AppState {
+        let wall_now = init.clock.wall();
+        let mut app = AppState {
+            title: init.title,
+            keymap: init.keymap,
+            theme: init.theme,
+            clock: init.clock,
+            size: init.size,
+            focus: Pane::Files,
+            overlay: None,
+            files: FilesState::default(),
+            approvals: ApprovalsState::default(),
+            sessions: SessionsState::new(init.sessions),
+            story: Loadable::default(),
+            world: Loadable::default(),
+            status: None,
+            notices: init.notices,
+            last_typed: None,
+            wall_now,
+            redraw: true,
+            next_ticket: 0,
+        };
+        for call in init.pending {
+            app.approvals.push(call);
+        }
+        if let Some(id) = init.focus_session {
+            if app.sessions.select_id(&id) {
+                app.focus = Pane::Sessions;
+            }
+        }
+        if let Some(first) = app.notices.first().cloned() {
+            app.status = Some(StatusMsg {
+                text: first,
+                kind: MsgKind::Error,
+                until: None,
+            });
+        }
+        app
+    }
+
+    /// The first background loads: root folder, file walk, story, world, transcript.
+    pub fn start(&mut self) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        fx.extend(self.load_dir(""));
+        let ticket = self.ticket();
+        self.files.walk_ticket = Some(ticket);
+        fx.push(Effect::WalkFiles { ticket });
+        fx.extend(self.load_story());
+        fx.extend(self.load_world());
+        fx.extend(self.load_selected_session());
+        fx
+    }
+
+    pub fn ticket(&mut self) -> Ticket {
+        self.next_ticket += 1;
+        self.next_ticket
+    }
+
+    pub fn regions(&self) -> Regions {
+        regions(self.size.0, self.size.1, self.focus)
+    }
+
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message(text, MsgKind::Info);
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.message(text, MsgKind::Error);
+    }
+
+    pub fn message(&mut self, text: impl Into<String>, kind: MsgKind) {
+        self.status = Some(StatusMsg {
+            text: text.into(),
+            kind,
+            until: Some(self.now() + MESSAGE_TTL),
+        });
+    }
+
+    /// The session the status bar and Shift+Tab talk about: the selected call's session when
+    /// the Approvals pane is focused, else the Sessions pane's selection.
+    pub fn focused_session(&self) -> Option<&SessionInfo> {
+        if self.focus == Pane::Approvals {
+            if let Some(call) = self.approvals.selected_call() {
+                if let Some(s) = self.sessions.get(&call.session_id) {
+                    return Some(s);
+                }
+            }
+        }
+        self.sessions.selected()
+    }
+
+    /// Where keys are looked up, most specific first.
+    pub fn contexts(&self) -> Vec<Context> {
+        match &self.overlay {
+            Some(o) if o.has_text_input() => vec![Context::Input],
+            Some(Overlay::Detail { .. }) => vec![Context::Approvals, Context::Overlay],
+            Some(_) => vec![Context::Overlay],
+            None => vec![self.focus.context(), Context::Global],
+        }
+    }
+
+    /// Resolve a key through the keymap and apply it. Only presses count.
+    pub fn handle_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if key.kind != KeyEventKind::Press {
+            return Vec::new();
+        }
+        let k = Key::from_event(&key);
+        let contexts = self.contexts();
+        let cmd = contexts.iter().find_map(|ctx| self.keymap.lookup(*ctx, k));
+        match cmd {
+            Some(cmd) => self.update(Action::Cmd(cmd)),
+            None if contexts == [Context::Input] => self.update(Action::Text(key)),
+            None => Vec::new(),
+        }
+    }
+
+    /// The only place state changes.
+    pub fn update(&mut self, action: Action) -> Vec<Effect> {
+        if !matches!(action, Action::Tick) {
+            self.redraw = true;
+        }
+        match action {
+            Action::Cmd(cmd) => self.command(cmd),
+            Action::Text(key) => self.text_input(key),
+            Action::Paste(text) => self.paste(text),
+            Action::Mouse(m) => self.mouse(m),
+            Action::Resize(w, h) => {
+                self.size = (w, h);
+                self.clamp_scrolls();
+                Vec::new()
+            }
+            Action::Tick => self.tick(),
+            Action::Engine(ev) => self.engine_event(ev),
+            Action::Resync { pending, sessions } => {
+                self.approvals.replace_all(pending);
+                self.sessions.replace_all(sessions);
+                Vec::new()
+            }
+            Action::DirLoaded {
+                ticket,
+                dir,
+                result,
+            } => self.dir_loaded(ticket, dir, result),
+            Action::FilesWalked { ticket, paths } => self.files_walked(ticket, paths),
+            Action::FinderMatched { ticket, matches } => self.finder_matched(ticket, matches),
+            Action::PreviewLoaded {
+                ticket,
+                path,
+                result,
+            } => self.preview_loaded(ticket, path, result),
+            Action::SessionLogLoaded {
+                ticket,
+                session_id,
+                result,
+            } => self.session_log_loaded(ticket, session_id, result),
+            Action::StoryLoaded { ticket, result } => {
+                if self.story.loading == Some(ticket) {
+                    self.story.loading = None;
+                    match result {
+                        Ok(d) => {
+                            self.story.data = Some(d);
+                            self.story.error = None;
+                        }
+                        Err(e) => self.story.error = Some(e),
+                    }
+                }
+                Vec::new()
+            }
+            Action::WorldLoaded { ticket, result } => {
+                if self.world.loading == Some(ticket) {
+                    self.world.loading = None;
+                    match result {
+                        Ok(d) => {
+                            self.world.data = Some(d);
+                            self.world.error = None;
+                        }
+                        Err(e) => self.world.error = Some(e),
+                    }
+                }
+                Vec::new()
+            }
+            Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
+            Action::EffectFailed(msg) => {
+                self.error(msg);
+                Vec::new()
+            }
+        }
+    }
+
+    fn tick(&mut self) -> Vec<Effect> {
+        self.wall_now = self.clock.wall();
+        if !self.approvals.is_empty() {
+            self.redraw = true; // ages move
+        }
+        if let Some(msg) = &self.status {
+            if msg.until.is_some_and(|u| self.now() >= u) {
+                self.status = None;
+                self.redraw = true;
+            }
+        }
+        let mut fx = Vec::new();
+        if self.focus == Pane::Story && self.story.stale && self.story.loading.is_none() {
+            fx.extend(self.load_story());
+        }
+        if self.focus == Pane::World && self.world.stale && self.world.loading.is_none() {
+            fx.extend(self.load_world());
+        }
+        fx
+    }
+
+    pub fn load_story(&mut self) -> Vec<Effect> {
+        let ticket = self.ticket();
+        self.story.loading = Some(ticket);
+        self.story.stale = false;
+        vec![Effect::LoadStory { ticket }]
+    }
+
+    pub fn load_world(&mut self) -> Vec<Effect> {
+        let ticket = self.ticket();
+        self.world.loading = Some(ticket);
+        self.world.stale = false;
+        vec![Effect::LoadWorld { ticket }]
+    }
+
+    fn focus_pane(&mut self, pane: Pane) -> Vec<Effect> {
+        self.focus = pane;
+        match pane {
+            Pane::Story if self.story.stale && self.story.loading.is_none() => self.load_story(),
+            Pane::World if self.world.stale && self.world.loading.is_none() => self.load_world(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Is anything busy that quitting would cut short?
+    pub fn quit_concerns(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let busy = self
+            .sessions
+            .list
+            .iter()
+            .filter(|s| {
+                matches!(
+                    s.state,
+                    SessionState::Running
+                        | SessionState::WaitingApproval
+                        | SessionState::WaitingInput
+                )
+            })
+            .count();
+        if busy > 0 {
+            out.push(format!("{busy} session(s) are running; they will stop."));
+        }
+        let pending = self.approvals.len();
+        if pending > 0 {
+            out.push(format!(
+                "{pending} call(s) wait for approval; they will be recorded as interrupted and not run."
+            ));
+        }
+        out
+    }
+
+    fn command(&mut self, cmd: Command) -> Vec<Effect> {
+        if self.overlay.is_some() {
+            return self.overlay_command(cmd);
+        }
+        if cmd.is_approval_key() {
+            return self.approval_command(cmd);
+        }
+        match cmd {
+            Command::Quit => {
+                let concerns = self.quit_concerns();
+                if concerns.is_empty() {
+                    return vec![Effect::Quit];
+                }
+                self.overlay = Some(Overlay::ConfirmQuit { lines: concerns });
+                Vec::new()
+            }
+            Command::Help => {
+                self.overlay = Some(Overlay::Help { scroll: 0 });
+                Vec::new()
+            }
+            Command::Palette => {
+                self.open_palette();
+                Vec::new()
+            }
+            Command::FocusNext => {
+                let p = self.focus.next();
+                self.focus_pane(p)
+            }
+            Command::FocusPrev => {
+                let p = self.focus.prev();
+                self.focus_pane(p)
+            }
+            Command::FocusFiles => self.focus_pane(Pane::Files),
+            Command::FocusStory => self.focus_pane(Pane::Story),
+            Command::FocusWorld => self.focus_pane(Pane::World),
+            Command::FocusSessions => self.focus_pane(Pane::Sessions),
+            Command::FocusApprovals => self.focus_pane(Pane::Approvals),
+            Command::CycleMode => self.cycle_mode(),
+            Command::Detail => self.open_detail(),
+            Command::Find => self.open_finder(),
+            _ => self.pane_command(cmd),
+        }
+    }
+
+    fn cycle_mode(&mut self) -> Vec<Effect> {
+        let Some(s) = self.focused_session() else {
+            self.info("No session selected: focus Sessions (4) and pick one to switch its mode.");
+            return Vec::new();
+        };
+        let (id, mode) = (s.id.clone(), s.mode.next());
+        self.info(format!("Session {id}: mode → {mode}"));
+        vec![Effect::SetMode {
+            session_id: id,
+            mode,
+        }]
+    }
+
+    fn mouse(&mut self, m: crossterm::event::MouseEvent) -> Vec<Effect> {
+        if self.overlay.is_some() {
+            return match m.kind {
+                MouseEventKind::ScrollDown => self.overlay_command(Command::Down),
+                MouseEventKind::ScrollUp => self.overlay_command(Command::Up),
+                _ => Vec::new(),
+            };
+        }
+        let r = self.regions();
+        let hit = |rect: ratatui::layout::Rect| {
+            m.column >= rect.x
+                && m.column < rect.x + rect.width
+                && m.row >= rect.y
+                && m.row < rect.y + rect.height
+        };
+        let pane = Pane::ALL.into_iter().find(|p| hit(r.panes[p.index()]));
+        let in_detail = hit(r.detail);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => match pane {
+                Some(p) => self.focus_pane(p),
+                None => Vec::new(),
+            },
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let down = m.kind == MouseEventKind::ScrollDown;
+                if in_detail {
+                    let cmd = if down {
+                        Command::DetailDown
+                    } else {
+                        Command::DetailUp
+                    };
+                    return self.pane_command(cmd);
+                }
+                match pane {
+                    Some(p) => {
+                        let saved = self.focus;
+                        self.focus = p;
+                        let fx = self.pane_command(if down { Command::Down } else { Command::Up });
+                        if p != saved {
+                            self.focus = saved;
+                        }
+                        fx
+                    }
+                    None => Vec::new(),
+                }
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn clamp_scrolls(&mut self) {
+        let h = self.regions().list_height(self.focus);
+        self.files.tree.scroll_into_view(h);
+    }
+}

@@ -1,0 +1,119 @@
+//! Overlays (help, palette, finder, confirm-quit, reject reason, argument editor, approval
+//! detail) and the text fields inside them (tui-textarea). Keys reach a text field only when
+//! no `[input]` binding claims them; every keystroke there arms the approval typing guard.
+
+use tui_textarea::TextArea;
+
+use super::action::Command;
+use super::files::finder::FinderMatch;
+
+pub enum Overlay {
+    Help {
+        scroll: usize,
+    },
+    Palette {
+        input: TextArea<'static>,
+        selected: usize,
+        matches: Vec<(Command, FinderMatch)>,
+    },
+    Finder {
+        input: TextArea<'static>,
+        selected: usize,
+        matches: Vec<FinderMatch>,
+        /// The match job in flight (older results are dropped).
+        ticket: Option<u64>,
+    },
+    ConfirmQuit {
+        lines: Vec<String>,
+    },
+    RejectReason {
+        call_id: String,
+        /// "write manuscript/001.md", for the prompt's title.
+        label: String,
+        input: TextArea<'static>,
+    },
+    EditArgs {
+        call_id: String,
+        tool: String,
+        input: TextArea<'static>,
+        error: Option<String>,
+        /// Sent to the engine for validation; waiting for the answer.
+        checking: bool,
+    },
+    Detail {
+        call_id: String,
+        scroll: usize,
+    },
+}
+
+impl std::fmt::Debug for Overlay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Overlay {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Overlay::Help { .. } => "help",
+            Overlay::Palette { .. } => "palette",
+            Overlay::Finder { .. } => "finder",
+            Overlay::ConfirmQuit { .. } => "confirm_quit",
+            Overlay::RejectReason { .. } => "reject_reason",
+            Overlay::EditArgs { .. } => "edit_args",
+            Overlay::Detail { .. } => "detail",
+        }
+    }
+
+    pub fn has_text_input(&self) -> bool {
+        self.text().is_some()
+    }
+
+    pub fn text(&self) -> Option<&TextArea<'static>> {
+        match self {
+            Overlay::Palette { input, .. }
+            | Overlay::Finder { input, .. }
+            | Overlay::RejectReason { input, .. }
+            | Overlay::EditArgs { input, .. } => Some(input),
+            _ => None,
+        }
+    }
+
+    pub fn text_mut(&mut self) -> Option<&mut TextArea<'static>> {
+        match self {
+            Overlay::Palette { input, .. }
+            | Overlay::Finder { input, .. }
+            | Overlay::RejectReason { input, .. }
+            | Overlay::EditArgs { input, .. } => Some(input),
+            _ => None,
+        }
+    }
+
+    /// One-line fields send on Enter; the editor inserts a new line instead.
+    pub fn is_multiline(&self) -> bool {
+        matches!(self, Overlay::EditArgs { .. })
+    }
+}
+
+/// A one-line text field with a placeholder.
+pub fn single_line(placeholder: &str) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text(placeholder.to_string());
+    t.set_cursor_line_style(ratatui::style::Style::default());
+    t
+}
+
+/// A multi-line editor holding `text`.
+pub fn editor(text: &str) -> TextArea<'static> {
+    let mut t = TextArea::new(text.lines().map(str::to_string).collect());
+    t.set_cursor_line_style(ratatui::style::Style::default());
+    t.set_line_number_style(
+        ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::DIM),
+    );
+    t
+}
+
+/// The whole text of a field.
+pub fn text_of(t: &TextArea<'_>) -> String {
+    t.lines().join("\n")
+}

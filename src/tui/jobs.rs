@@ -1,0 +1,122 @@
+//! Blocking work the UI never does on its own task: listing a folder, walking every project
+//! file for the finder, reading a file for the preview, and the Story/World database queries.
+//! Plain functions so the runtime can run them with `spawn_blocking` and benches can call them.
+
+use std::io::Read;
+use std::path::Path;
+
+use super::files::markdown::{PreviewDoc, PREVIEW_MAX_BYTES};
+use super::files::tree::DirEntry;
+use crate::store::overview::{StoryOverview, WorldOverview};
+
+fn join(root: &Path, rel: &str) -> std::path::PathBuf {
+    if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    }
+}
+
+/// List one folder (names and whether each is a folder, following symlinks for the kind).
+pub fn list_dir(root: &Path, dir: &str) -> Result<Vec<DirEntry>, String> {
+    let path = join(root, dir);
+    let rd = std::fs::read_dir(&path).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for entry in rd.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let is_dir = match entry.file_type() {
+            Ok(ft) if ft.is_symlink() => entry.path().is_dir(),
+            Ok(ft) => ft.is_dir(),
+            Err(_) => false,
+        };
+        out.push(DirEntry { name, is_dir });
+    }
+    Ok(out)
+}
+
+/// Every file under the project, as sorted relative paths; skips `.git` and `.nbook`
+/// and does not follow symlinked folders.
+pub fn walk_files(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(join(root, &dir)) else {
+            continue;
+        };
+        for entry in rd.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == ".git" || (dir.is_empty() && name == ".nbook") {
+                continue;
+            }
+            let rel = if dir.is_empty() {
+                name
+            } else {
+                format!("{dir}/{name}")
+            };
+            match entry.file_type() {
+                Ok(ft) if ft.is_dir() => stack.push(rel),
+                Ok(_) => out.push(rel),
+                Err(_) => {}
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Read up to [`PREVIEW_MAX_BYTES`] of a file and classify its lines.
+pub fn read_preview(root: &Path, rel: &str) -> Result<PreviewDoc, String> {
+    let path = join(root, rel);
+    let file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
+    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut bytes = Vec::with_capacity((total as usize).min(PREVIEW_MAX_BYTES));
+    file.take(PREVIEW_MAX_BYTES as u64)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    let lower = rel.to_ascii_lowercase();
+    let markdown = lower.ends_with(".md") || lower.ends_with(".markdown") || !lower.contains('.');
+    Ok(PreviewDoc::from_bytes(&bytes, total, markdown))
+}
+
+fn open(db: &Path) -> Result<rusqlite::Connection, String> {
+    if !db.exists() {
+        return Err(format!("{} does not exist yet", db.display()));
+    }
+    crate::store::open_read_only(db).map_err(|e| e.to_string())
+}
+
+pub fn story(db: &Path) -> Result<StoryOverview, String> {
+    let conn = open(db)?;
+    crate::store::overview::story(&conn).map_err(|e| format!("story query failed: {e}"))
+}
+
+pub fn world(db: &Path) -> Result<WorldOverview, String> {
+    let conn = open(db)?;
+    crate::store::overview::world(&conn).map_err(|e| format!("world query failed: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walk_skips_git_and_nbook() {
+        let d = tempfile::tempdir().unwrap();
+        for p in [
+            "a/b.md",
+            ".git/x",
+            ".nbook/project.sqlite",
+            "c.md",
+            "a/.git/y",
+        ] {
+            let f = d.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, "x").unwrap();
+        }
+        assert_eq!(walk_files(d.path()), ["a/b.md", "c.md"]);
+        let listed = list_dir(d.path(), "a").unwrap();
+        assert_eq!(listed.len(), 2);
+        assert!(read_preview(d.path(), "c.md").unwrap().lines.len() == 1);
+        assert!(read_preview(d.path(), "missing.md").is_err());
+    }
+}

@@ -1,0 +1,286 @@
+//! The event loop: terminal input, engine events, finished jobs and a 1 s tick all arrive on
+//! one channel; each wake-up drains everything pending, applies it through `AppState`, runs
+//! the effects, and draws at most once per frame (≤ 60 fps) and only if something changed.
+//! Effects that block (files, database, logs) run on the blocking pool and come back as
+//! ticketed actions.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event, EventStream, KeyEvent};
+use crossterm::execute;
+use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+use futures::StreamExt;
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
+
+use super::action::{Action, Effect};
+use super::app::AppState;
+use super::files::finder::{fuzzy_match, FINDER_LIMIT};
+use super::jobs;
+use super::terminal::Term;
+use super::view::view;
+use super::TuiError;
+use crate::engine::{Decision, Engine, EngineEvent};
+
+/// One frame at 60 fps.
+pub const FRAME: Duration = Duration::from_micros(16_667);
+
+pub enum Msg {
+    Key(KeyEvent),
+    Action(Box<Action>),
+    /// The engine's broadcast lagged: re-read its state.
+    Lagged,
+}
+
+/// Runs effects against the engine and the file system; results come back on `tx`.
+#[derive(Clone)]
+pub struct Executor {
+    pub engine: Arc<Engine>,
+    pub tx: UnboundedSender<Msg>,
+    pub root: PathBuf,
+    pub db: PathBuf,
+}
+
+impl Executor {
+    pub fn new(engine: Arc<Engine>, tx: UnboundedSender<Msg>) -> Executor {
+        let root = engine.workspace().root().to_path_buf();
+        let db = engine.workspace().db_path();
+        Executor {
+            engine,
+            tx,
+            root,
+            db,
+        }
+    }
+
+    fn send(&self, a: Action) {
+        let _ = self.tx.send(Msg::Action(Box::new(a)));
+    }
+
+    fn blocking(&self, f: impl FnOnce(&Executor) -> Action + Send + 'static) {
+        let me = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let a = f(&me);
+            me.send(a);
+        });
+    }
+
+    /// Run one effect. Returns true when the UI should quit.
+    pub fn execute(&self, fx: Effect) -> bool {
+        match fx {
+            Effect::Quit => return true,
+            Effect::Decide { call_id, decision } => {
+                if let Err(e) = self.engine.decide(&call_id, decision) {
+                    self.send(Action::EffectFailed(format!(
+                        "The decision was not delivered: {e}"
+                    )));
+                }
+            }
+            Effect::EditArgs {
+                call_id,
+                tool,
+                args,
+            } => {
+                let result = self.engine.validate_args(&tool, &args).and_then(|()| {
+                    self.engine
+                        .decide(&call_id, Decision::Edit { new_args: args })
+                        .map_err(|e| e.to_string())
+                });
+                self.send(Action::EditChecked { call_id, result });
+            }
+            Effect::SetMode { session_id, mode } => {
+                self.blocking(
+                    move |x| match x.engine.set_mode(&session_id, mode, "author") {
+                        Ok(()) => Action::Tick,
+                        Err(e) => Action::EffectFailed(format!("Mode not changed: {e}")),
+                    },
+                )
+            }
+            Effect::LoadDir { ticket, dir } => self.blocking(move |x| {
+                let result = jobs::list_dir(&x.root, &dir);
+                Action::DirLoaded {
+                    ticket,
+                    dir,
+                    result,
+                }
+            }),
+            Effect::WalkFiles { ticket } => self.blocking(move |x| Action::FilesWalked {
+                ticket,
+                paths: Arc::new(jobs::walk_files(&x.root)),
+            }),
+            Effect::FilterFiles {
+                ticket,
+                query,
+                paths,
+            } => self.blocking(move |_| Action::FinderMatched {
+                ticket,
+                matches: fuzzy_match(&query, paths.iter().map(String::as_str), true, FINDER_LIMIT),
+            }),
+            Effect::LoadPreview { ticket, path } => self.blocking(move |x| {
+                let result = jobs::read_preview(&x.root, &path);
+                Action::PreviewLoaded {
+                    ticket,
+                    path,
+                    result,
+                }
+            }),
+            Effect::LoadSessionLog { ticket, session_id } => self.blocking(move |x| {
+                let result = x
+                    .engine
+                    .session_log(&session_id)
+                    .map(|r| r.lines)
+                    .map_err(|e| e.to_string());
+                Action::SessionLogLoaded {
+                    ticket,
+                    session_id,
+                    result,
+                }
+            }),
+            Effect::LoadStory { ticket } => self.blocking(move |x| Action::StoryLoaded {
+                ticket,
+                result: jobs::story(&x.db),
+            }),
+            Effect::LoadWorld { ticket } => self.blocking(move |x| Action::WorldLoaded {
+                ticket,
+                result: jobs::world(&x.db),
+            }),
+        }
+        false
+    }
+}
+
+fn spawn_sources(
+    mut sub: broadcast::Receiver<EngineEvent>,
+    tx: &UnboundedSender<Msg>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    let t = tx.clone();
+    tasks.push(tokio::spawn(async move {
+        let mut events = EventStream::new();
+        while let Some(ev) = events.next().await {
+            let msg = match ev {
+                Ok(Event::Key(k)) => Msg::Key(k),
+                Ok(Event::Mouse(m)) => Msg::Action(Box::new(Action::Mouse(m))),
+                Ok(Event::Resize(w, h)) => Msg::Action(Box::new(Action::Resize(w, h))),
+                Ok(Event::Paste(s)) => Msg::Action(Box::new(Action::Paste(s))),
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::warn!("terminal input error: {e}");
+                    break;
+                }
+            };
+            if t.send(msg).is_err() {
+                break;
+            }
+        }
+    }));
+    let t = tx.clone();
+    tasks.push(tokio::spawn(async move {
+        loop {
+            let msg = match sub.recv().await {
+                Ok(ev) => Msg::Action(Box::new(Action::Engine(ev))),
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!("UI lagged {n} engine events; resyncing");
+                    Msg::Lagged
+                }
+                Err(RecvError::Closed) => break,
+            };
+            if t.send(msg).is_err() {
+                break;
+            }
+        }
+    }));
+    let t = tx.clone();
+    tasks.push(tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            every.tick().await;
+            if t.send(Msg::Action(Box::new(Action::Tick))).is_err() {
+                break;
+            }
+        }
+    }));
+    tasks
+}
+
+fn draw(term: &mut Term, app: &AppState) -> Result<(), TuiError> {
+    let _ = execute!(term.backend_mut(), BeginSynchronizedUpdate);
+    let r = term.draw(|f| view(app, f)).map(|_| ());
+    let _ = execute!(term.backend_mut(), EndSynchronizedUpdate);
+    r?;
+    Ok(())
+}
+
+/// Run the UI until the author quits. `sub` must have been subscribed before `app` read the
+/// engine's queue, so no approval request falls in between.
+pub async fn run_loop(
+    engine: Arc<Engine>,
+    sub: broadcast::Receiver<EngineEvent>,
+    mut app: AppState,
+    term: &mut Term,
+    started: Instant,
+) -> Result<(), TuiError> {
+    let (tx, mut rx) = unbounded_channel::<Msg>();
+    let tasks = spawn_sources(sub, &tx);
+    let exec = Executor::new(engine.clone(), tx.clone());
+    let mut quit = false;
+    for fx in app.start() {
+        quit |= exec.execute(fx);
+    }
+    draw(term, &app)?;
+    app.redraw = false;
+    tracing::info!(
+        "first frame {} ms after start",
+        started.elapsed().as_millis()
+    );
+    let mut last_draw = Instant::now();
+    while !quit {
+        let first = if app.redraw {
+            let wait = (last_draw + FRAME).saturating_duration_since(Instant::now());
+            match tokio::time::timeout(wait, rx.recv()).await {
+                Ok(Some(m)) => Some(m),
+                Ok(None) => break,
+                Err(_) => None,
+            }
+        } else {
+            match rx.recv().await {
+                Some(m) => Some(m),
+                None => break,
+            }
+        };
+        let mut batch: Vec<Msg> = first.into_iter().collect();
+        while batch.len() < 4096 {
+            match rx.try_recv() {
+                Ok(m) => batch.push(m),
+                Err(_) => break,
+            }
+        }
+        for msg in batch {
+            let fx = match msg {
+                Msg::Key(k) => app.handle_key(k),
+                Msg::Action(a) => app.update(*a),
+                Msg::Lagged => app.update(Action::Resync {
+                    pending: engine.pending(),
+                    sessions: engine.sessions(),
+                }),
+            };
+            for e in fx {
+                quit |= exec.execute(e);
+            }
+            if quit {
+                break;
+            }
+        }
+        if !quit && app.redraw && last_draw.elapsed() >= FRAME {
+            draw(term, &app)?;
+            app.redraw = false;
+            last_draw = Instant::now();
+        }
+    }
+    for t in tasks {
+        t.abort();
+    }
+    Ok(())
+}

@@ -1,0 +1,240 @@
+//! Pane commands other than Files (Story, World, Sessions, Approvals lists and their right-hand
+//! views) and the translation of engine events into state: sessions, live transcript lines,
+//! the approval queue, changed files.
+
+use super::action::{Command, Effect, Ticket};
+use super::app::{AppState, Pane};
+use super::approvals::target_label;
+use super::input::Overlay;
+use super::sessions::Transcript;
+use super::view::{approval, detail, panes};
+use crate::engine::{EngineEvent, LogLine, LogRecord};
+
+fn scroll(v: &mut usize, cmd: Command, page: usize) {
+    match cmd {
+        Command::Down | Command::DetailDown => *v += if cmd == Command::DetailDown { 3 } else { 1 },
+        Command::Up | Command::DetailUp => {
+            *v = v.saturating_sub(if cmd == Command::DetailUp { 3 } else { 1 })
+        }
+        Command::PageDown => *v += page,
+        Command::PageUp => *v = v.saturating_sub(page),
+        Command::Top => *v = 0,
+        Command::Bottom => *v = usize::MAX / 2,
+        _ => {}
+    }
+}
+
+impl AppState {
+    pub(crate) fn pane_command(&mut self, cmd: Command) -> Vec<Effect> {
+        let page = self.regions().list_height(self.focus).max(1);
+        match self.focus {
+            Pane::Files => self.files_command(cmd),
+            Pane::Story | Pane::World => {
+                if cmd == Command::Refresh {
+                    return if self.focus == Pane::Story {
+                        self.load_story()
+                    } else {
+                        self.load_world()
+                    };
+                }
+                // Clamp to what the view will show so Up works right after Bottom.
+                let (rows, detail_rows) = if self.focus == Pane::Story {
+                    (
+                        panes::story_rows(self).len(),
+                        detail::story_detail(self).len(),
+                    )
+                } else {
+                    (
+                        panes::world_rows(self).len(),
+                        detail::world_detail(self).len(),
+                    )
+                };
+                let l = if self.focus == Pane::Story {
+                    (&mut self.story.scroll, &mut self.story.detail_scroll)
+                } else {
+                    (&mut self.world.scroll, &mut self.world.detail_scroll)
+                };
+                match cmd {
+                    Command::DetailDown | Command::DetailUp => scroll(l.1, cmd, page),
+                    _ => scroll(l.0, cmd, page),
+                }
+                *l.0 = (*l.0).min(rows.saturating_sub(page));
+                *l.1 = (*l.1).min(detail_rows.saturating_sub(1));
+                Vec::new()
+            }
+            Pane::Sessions => self.sessions_command(cmd, page),
+            Pane::Approvals => {
+                let a = &mut self.approvals;
+                match cmd {
+                    Command::Down => a.move_by(1),
+                    Command::Up => a.move_by(-1),
+                    Command::PageDown => a.move_by(page as isize),
+                    Command::PageUp => a.move_by(-(page as isize)),
+                    Command::Top => a.move_by(isize::MIN / 2),
+                    Command::Bottom => a.move_by(isize::MAX / 2),
+                    Command::DetailDown | Command::DetailUp => {
+                        scroll(&mut a.preview_scroll, cmd, page)
+                    }
+                    _ => {}
+                }
+                a.offset =
+                    super::files::tree::window_offset(a.offset, a.selected, page, a.queue.len());
+                let max = self
+                    .approvals
+                    .selected_call()
+                    .map(|c| approval::request_rows(self, c).len().saturating_sub(1))
+                    .unwrap_or(0);
+                self.approvals.preview_scroll = self.approvals.preview_scroll.min(max);
+                Vec::new()
+            }
+        }
+    }
+
+    fn sessions_command(&mut self, cmd: Command, page: usize) -> Vec<Effect> {
+        let s = &mut self.sessions;
+        let before = s.selected;
+        let last = s.list.len().saturating_sub(1);
+        match cmd {
+            Command::Down => s.selected = (s.selected + 1).min(last),
+            Command::Up => s.selected = s.selected.saturating_sub(1),
+            Command::PageDown => s.selected = (s.selected + page).min(last),
+            Command::PageUp => s.selected = s.selected.saturating_sub(page),
+            Command::Top => s.selected = 0,
+            Command::Bottom => s.selected = last,
+            Command::DetailUp => {
+                let n = s.transcript.as_ref().map(|t| t.entries.len()).unwrap_or(0);
+                let anchor = s.scroll.unwrap_or(n.saturating_sub(1));
+                s.scroll = Some(anchor.saturating_sub(3));
+            }
+            Command::DetailDown => {
+                let n = s.transcript.as_ref().map(|t| t.entries.len()).unwrap_or(0);
+                s.scroll = s.scroll.map(|a| a + 3).filter(|a| *a + 1 < n);
+            }
+            Command::Follow => s.scroll = None,
+            Command::Refresh => return self.load_selected_session(),
+            _ => {}
+        }
+        s.offset = super::files::tree::window_offset(s.offset, s.selected, page, s.list.len());
+        if s.selected != before {
+            return self.load_selected_session();
+        }
+        Vec::new()
+    }
+
+    /// Read the selected session's log in the background.
+    pub(crate) fn load_selected_session(&mut self) -> Vec<Effect> {
+        let Some(id) = self.sessions.selected().map(|s| s.id.clone()) else {
+            self.sessions.transcript = None;
+            return Vec::new();
+        };
+        let ticket = self.ticket();
+        let mut t = match self.sessions.transcript.take() {
+            Some(t) if t.session_id == id => t,
+            _ => {
+                self.sessions.scroll = None;
+                Transcript::new(&id)
+            }
+        };
+        t.loading = Some(ticket);
+        t.live.clear();
+        self.sessions.transcript = Some(t);
+        vec![Effect::LoadSessionLog {
+            ticket,
+            session_id: id,
+        }]
+    }
+
+    pub(crate) fn session_log_loaded(
+        &mut self,
+        ticket: Ticket,
+        session_id: String,
+        result: Result<Vec<LogLine>, String>,
+    ) -> Vec<Effect> {
+        let Some(t) = &mut self.sessions.transcript else {
+            return Vec::new();
+        };
+        if t.session_id != session_id || t.loading != Some(ticket) {
+            return Vec::new();
+        }
+        match result {
+            Ok(lines) => {
+                t.load(lines);
+                t.error = None;
+            }
+            Err(e) => t.error = Some(e),
+        }
+        t.loading = None;
+        t.live.clear();
+        Vec::new()
+    }
+
+    pub(crate) fn engine_event(&mut self, ev: EngineEvent) -> Vec<Effect> {
+        match ev {
+            EngineEvent::Session { session } => {
+                let had_none = self.sessions.list.is_empty();
+                self.sessions.upsert(session);
+                if had_none {
+                    return self.load_selected_session();
+                }
+                Vec::new()
+            }
+            EngineEvent::Log { session_id, line } => {
+                if let LogRecord::ToolResult { tool, ok: true, .. } = &line.record {
+                    if tool.starts_with("save_") || tool.starts_with("execute_sql") {
+                        self.story.stale = true;
+                    }
+                    if tool.starts_with("execute_world") || tool.starts_with("execute_sql") {
+                        self.world.stale = true;
+                    }
+                }
+                if let Some(t) = &mut self.sessions.transcript {
+                    if t.session_id == session_id {
+                        t.push_live(line);
+                    }
+                }
+                Vec::new()
+            }
+            EngineEvent::ApprovalRequested { call } => {
+                if self.focus != Pane::Approvals {
+                    let key = self
+                        .keymap
+                        .key_for(Command::FocusApprovals, &[super::keymap::Context::Global])
+                        .map(|k| format!(" — press {} to review", k.notation()))
+                        .unwrap_or_default();
+                    self.info(format!(
+                        "⏸ session {} asks to {}{key}",
+                        call.session_id,
+                        target_label(&call)
+                    ));
+                }
+                self.approvals.push(call);
+                Vec::new()
+            }
+            EngineEvent::ApprovalResolved { call_id, decision } => {
+                let ours = matches!(&self.overlay,
+                    Some(Overlay::EditArgs { call_id: c, checking: true, .. }) if *c == call_id);
+                if ours {
+                    return self.edit_checked(call_id, Ok(()));
+                }
+                let was_open = match &self.overlay {
+                    Some(Overlay::Detail { call_id: c, .. })
+                    | Some(Overlay::RejectReason { call_id: c, .. })
+                    | Some(Overlay::EditArgs { call_id: c, .. }) => *c == call_id,
+                    _ => false,
+                };
+                let removed = self.approvals.remove(&call_id);
+                if was_open {
+                    self.overlay = None;
+                    if let Some(call) = removed {
+                        self.info(format!(
+                            "{} was resolved elsewhere ({decision}); nothing was sent from here",
+                            target_label(&call)
+                        ));
+                    }
+                }
+                Vec::new()
+            }
+            EngineEvent::FilesChanged { paths, .. } => self.files_changed(paths),
+        }
+    }
+}

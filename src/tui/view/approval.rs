@@ -1,0 +1,311 @@
+//! The approval request as the author reads it (after codex's approval overlay): a header
+//! (tool, session, profile, mode, age), a question, then the body — a coloured unified diff
+//! per file with a line-number gutter, a command with its cwd and timeout, field changes, an
+//! SQL statement, or text — and the key options generated from the keymap.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use crate::engine::{ChangeKind, FileChange, PendingCall, PreviewBody};
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::approvals::age;
+use crate::tui::keymap::Context;
+use crate::tui::theme::Theme;
+
+/// A logical line with the indent its wrapped rows continue at.
+pub type Row = (Line<'static>, usize);
+
+fn plain(text: impl Into<String>, style: Style) -> Row {
+    (Line::from(Span::styled(text.into(), style)), 0)
+}
+
+pub fn question(body: &PreviewBody) -> &'static str {
+    match body {
+        PreviewBody::Files { .. } => "Would you like to make the following edits?",
+        PreviewBody::Command { .. } => "Would you like to run the following command?",
+        PreviewBody::Records { .. } => "Would you like to save these story changes?",
+        PreviewBody::Statement { .. } => "Would you like to run this SQL statement?",
+        PreviewBody::Text { .. } => "Would you like to allow this?",
+    }
+}
+
+/// Header, question and body of a pending call.
+pub fn request_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
+    let t = &app.theme;
+    let mut rows = vec![
+        (
+            Line::from(vec![
+                Span::styled(call.tool.clone(), t.tool.patch(t.diff_header)),
+                Span::styled(
+                    format!(
+                        " · session {} ({}) · {} mode · waiting {}",
+                        call.session_id,
+                        call.profile,
+                        call.mode,
+                        age(&call.requested_at, app.wall_now)
+                    ),
+                    t.dim,
+                ),
+            ]),
+            2,
+        ),
+        plain(question(&call.preview.body), t.diff_header),
+        plain("", t.text),
+    ];
+    rows.extend(body_rows(&call.preview.body, &call.preview.summary, t));
+    rows
+}
+
+/// The key options, from the active keymap so they never go stale.
+pub fn option_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
+    let t = &app.theme;
+    let key = |c: Command| {
+        app.keymap
+            .key_for(c, &[Context::Approvals])
+            .map(|k| k.notation())
+            .unwrap_or_else(|| "—".into())
+    };
+    let opt = |k: String, label: &str| {
+        vec![
+            Span::styled(k, t.key_hint),
+            Span::styled(format!(" {label}  "), t.text),
+        ]
+    };
+    let mut first = vec![Span::styled("› ", t.key_hint)];
+    first.extend(opt(key(Command::Approve), "approve"));
+    if call.session_grant_allowed {
+        first.extend(opt(key(Command::ApproveSession), "approve for session"));
+    }
+    first.extend(opt(key(Command::Reject), "reject"));
+    first.extend(opt(key(Command::EditArgs), "edit"));
+    first.extend(opt(key(Command::Detail), "detail"));
+    if let Some(last) = first.last_mut() {
+        last.content = last.content.trim_end().to_string().into();
+    }
+    let mut rows = vec![(Line::from(first), 2)];
+    if !call.session_grant_allowed {
+        let why = if call.mode.is_read_only() {
+            format!(
+                "  no session grant: in {} mode an approval covers this call only",
+                call.mode
+            )
+        } else {
+            "  no session grant: the approval policy does not offer one for this call".to_string()
+        };
+        rows.push((Line::from(Span::styled(why, t.dim)), 4));
+    }
+    rows
+}
+
+pub fn body_rows(body: &PreviewBody, summary: &str, t: &Theme) -> Vec<Row> {
+    match body {
+        PreviewBody::Files { changes } => files_rows(changes, t),
+        PreviewBody::Command {
+            command,
+            cwd,
+            timeout_secs,
+        } => {
+            let mut rows: Vec<Row> = command
+                .lines()
+                .enumerate()
+                .map(|(i, l)| {
+                    let prefix = if i == 0 { "$ " } else { "  " };
+                    (Line::from(Span::styled(format!("{prefix}{l}"), t.code)), 2)
+                })
+                .collect();
+            let mut meta = format!("  in {cwd}");
+            if let Some(s) = timeout_secs {
+                meta.push_str(&format!(" · timeout {s}s"));
+            }
+            rows.push(plain(meta, t.dim));
+            rows
+        }
+        PreviewBody::Records { changes } => {
+            let mut rows = Vec::new();
+            for rc in changes {
+                rows.push(plain(
+                    format!("• {} {}", rc.action, rc.record),
+                    t.diff_header,
+                ));
+                for c in &rc.fields {
+                    rows.push((
+                        Line::from(vec![
+                            Span::raw(format!("  {}: ", c.field)),
+                            Span::styled(compact(&c.before), t.diff_del),
+                            Span::raw(" → "),
+                            Span::styled(compact(&c.after), t.diff_add),
+                        ]),
+                        4,
+                    ));
+                }
+            }
+            rows
+        }
+        PreviewBody::Statement { sql, rows: sample } => {
+            let mut rows: Vec<Row> = sql
+                .lines()
+                .map(|l| (Line::from(Span::styled(l.to_string(), t.code)), 2))
+                .collect();
+            if !sample.is_empty() {
+                rows.push(plain(format!("  {} row(s):", sample.len()), t.dim));
+                for r in sample.iter().take(20) {
+                    rows.push(plain(format!("  {}", compact(r)), t.dim));
+                }
+            }
+            rows
+        }
+        PreviewBody::Text { text } => {
+            let mut rows = vec![plain(summary.to_string(), t.diff_header)];
+            rows.extend(text.lines().map(|l| (Line::from(l.to_string()), 0)));
+            rows
+        }
+    }
+}
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Null => "(none)".into(),
+        other => other.to_string(),
+    }
+}
+
+fn file_label(c: &FileChange) -> String {
+    let base = match &c.move_to {
+        Some(to) => format!("{} → {to}", c.path),
+        None => c.path.clone(),
+    };
+    match c.kind {
+        ChangeKind::Add => format!("{base} (new) (+{})", c.added),
+        ChangeKind::Delete => format!("{base} (deleted) (-{})", c.removed),
+        ChangeKind::Update => format!("{base} (+{} -{})", c.added, c.removed),
+    }
+}
+
+fn files_rows(changes: &[FileChange], t: &Theme) -> Vec<Row> {
+    let added: usize = changes.iter().map(|c| c.added).sum();
+    let removed: usize = changes.iter().map(|c| c.removed).sum();
+    let mut rows = Vec::new();
+    match changes {
+        [] => rows.push(plain("• No file changes", t.diff_header)),
+        [one] => {
+            let verb = match one.kind {
+                ChangeKind::Add => "Added",
+                ChangeKind::Delete => "Deleted",
+                ChangeKind::Update => "Edited",
+            };
+            rows.push(plain(
+                format!("• {verb} {}", file_label(one)),
+                t.diff_header,
+            ));
+            rows.extend(diff_rows(&one.diff, "  ", t));
+        }
+        many => {
+            rows.push(plain(
+                format!("• Edited {} files (+{added} -{removed})", many.len()),
+                t.diff_header,
+            ));
+            for c in many {
+                rows.push((
+                    Line::from(Span::styled(
+                        format!("  └ {}", file_label(c)),
+                        t.diff_header,
+                    )),
+                    4,
+                ));
+                rows.extend(diff_rows(&c.diff, "    ", t));
+            }
+        }
+    }
+    rows
+}
+
+/// Parse "@@ -a,b +c,d @@" into (old start, new start, new length).
+fn hunk_starts(line: &str) -> Option<(usize, usize, usize)> {
+    let mut parts = line.split_whitespace().skip(1);
+    let old = parts.next()?.strip_prefix('-')?;
+    let new = parts.next()?.strip_prefix('+')?;
+    let num = |s: &str| s.split(',').next().and_then(|n| n.parse::<usize>().ok());
+    let len = new
+        .split(',')
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    Some((num(old)?, num(new)?, len))
+}
+
+/// A unified diff as coloured rows with a line-number gutter; `⋮` between hunks.
+pub fn diff_rows(diff: &str, indent: &str, t: &Theme) -> Vec<Row> {
+    let width = diff
+        .lines()
+        .filter(|l| l.starts_with("@@"))
+        .filter_map(hunk_starts)
+        .map(|(o, n, len)| (n + len).max(o + len))
+        .max()
+        .unwrap_or(1)
+        .to_string()
+        .len();
+    let (mut old, mut new) = (0usize, 0usize);
+    let mut hunks = 0;
+    let mut rows = Vec::new();
+    let pad = indent.len() + width + 2;
+    for l in diff.lines() {
+        if l.starts_with("---") || l.starts_with("+++") || l.starts_with('\\') {
+            continue;
+        }
+        if l.starts_with("@@") {
+            if let Some((o, n, _)) = hunk_starts(l) {
+                old = o;
+                new = n;
+            }
+            if hunks > 0 {
+                rows.push(plain(format!("{indent}{:>width$}", "⋮"), t.gutter));
+            }
+            hunks += 1;
+            continue;
+        }
+        let (num, sign, style) = match l.chars().next() {
+            Some('+') => {
+                new += 1;
+                (new - 1, "+", t.diff_add)
+            }
+            Some('-') => {
+                old += 1;
+                (old - 1, "-", t.diff_del)
+            }
+            _ => {
+                old += 1;
+                new += 1;
+                (new - 1, " ", t.dim)
+            }
+        };
+        let text = l.get(1..).unwrap_or("").to_string();
+        rows.push((
+            Line::from(vec![
+                Span::styled(format!("{indent}{num:>width$} "), t.gutter),
+                Span::styled(format!("{sign}{text}"), style),
+            ]),
+            pad,
+        ));
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gutter_numbers_follow_hunks() {
+        let t = Theme::default();
+        let rows = diff_rows(
+            "--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n ctx\n-old\n+new\n@@ -10 +10 @@\n-z\n",
+            "",
+            &t,
+        );
+        let text: Vec<String> = rows.iter().map(|(l, _)| l.to_string()).collect();
+        assert_eq!(text, [" 1  ctx", " 2 -old", " 2 +new", " ⋮", "10 -z"]);
+    }
+}
