@@ -25,6 +25,7 @@ fn bench_read_call(c: &mut Criterion) {
         profile: engine.session_profile(&sid).expect("profile"),
         session_id: sid.clone(),
         mode: Mode::Normal,
+        session_state: engine.session_state(&sid),
     };
     let read = engine.registry().get("read").expect("read tool").tool.clone();
     let args = json!({"path": "small.md"});

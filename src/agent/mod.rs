@@ -2,10 +2,18 @@
 //! drives the demo and most tests, and the agent loop (`run_loop`) that feeds model turns
 //! through the engine exactly as the TUI does.
 
+pub mod anthropic;
+pub mod factory;
+pub mod http;
+pub mod openai;
 pub mod provider;
 pub mod replay;
 pub mod run_loop;
 
+pub use anthropic::AnthropicProvider;
+pub use factory::{build_provider, build_provider_with, default_model_key};
+pub use http::HttpSettings;
+pub use openai::OpenAiProvider;
 pub use provider::{Message, ModelEvent, ModelRequest, Provider, ProviderError, ToolSpec};
 pub use replay::ReplayProvider;
 pub use run_loop::{run_agent, RunOptions, RunOutcome};

@@ -36,6 +36,10 @@ pub enum ModelEvent {
     TextDelta(String),
     ToolCall(ToolCall),
     Usage { input_tokens: u64, output_tokens: u64 },
+    /// Sent right after `Usage` by the real providers: how many of the input tokens were read
+    /// from the server's prompt cache, how many output tokens were spent on reasoning, and
+    /// whether the counts are estimates because the server reported none.
+    UsageDetails { cached_input_tokens: u64, reasoning_tokens: u64, estimated: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +48,18 @@ pub enum ProviderError {
     Script(String),
     #[error("model request failed: {0}")]
     Request(String),
+    /// The server answered with an HTTP error status (after any retries).
+    #[error("model server returned HTTP {status}: {message}")]
+    Http { status: u16, message: String },
+    /// No bytes arrived for too long.
+    #[error("model stream stalled: {0}")]
+    Idle(String),
+    /// The server reported an error inside the stream, or the stream broke off.
+    #[error("model stream failed: {0}")]
+    Stream(String),
+    /// The provider could not be built from the configuration.
+    #[error("{0}")]
+    Config(String),
 }
 
 pub trait Provider: Send + Sync {

@@ -106,6 +106,7 @@ pub async fn run_agent(
                 Ok(ModelEvent::TextDelta(t)) => text.push_str(&t),
                 Ok(ModelEvent::ToolCall(c)) => calls.push(c),
                 Ok(ModelEvent::Usage { input_tokens, output_tokens }) => usage = (input_tokens, output_tokens),
+                Ok(ModelEvent::UsageDetails { .. }) => {}
                 Err(e) => {
                     out.error = Some(e.to_string());
                     break;

@@ -25,17 +25,26 @@ pub struct RunArgs {
 }
 
 fn provider_for(a: &RunArgs) -> Result<Arc<dyn Provider>, Failure> {
+    let from_config = |model: Option<&str>| -> Result<Arc<dyn Provider>, Failure> {
+        // The same config the engine loads: global, then the project's `.nbook/config.toml`.
+        let config = crate::config::Config::load(&Dirs::resolve(), Some(&a.project)).map_err(Failure::usage)?;
+        let key = match model {
+            Some(m) => m.to_string(),
+            None => crate::agent::default_model_key(&config, &a.profile)
+                .map(str::to_string)
+                .ok_or_else(|| Failure::usage("choose a model: --model NAME, or --provider replay --script FILE"))?,
+        };
+        crate::agent::build_provider(&config, &key).map_err(Failure::usage)
+    };
     match (a.provider.as_deref(), &a.script, &a.model) {
         (Some("replay"), Some(script), _) => Ok(Arc::new(ReplayProvider::from_file(script).map_err(Failure::usage)?)),
         (Some("replay"), None, _) => Err(Failure::usage("--provider replay needs --script FILE")),
         (Some(other), _, _) => Err(Failure::usage(format!(
-            "provider '{other}' is not available in this build; use --provider replay --script FILE"
+            "--provider only takes 'replay' (got '{other}'); real providers are chosen through --model NAME and config.toml"
         ))),
         (None, Some(_), _) => Err(Failure::usage("--script needs --provider replay")),
-        (None, None, Some(model)) => Err(Failure::usage(format!(
-            "model '{model}': real model providers are not available in this build yet; use --provider replay --script FILE"
-        ))),
-        (None, None, None) => Err(Failure::usage("choose a model: --model NAME, or --provider replay --script FILE")),
+        (None, None, Some(model)) => from_config(Some(model)),
+        (None, None, None) => from_config(None),
     }
 }
 
