@@ -32,6 +32,9 @@ pub enum Msg {
     Action(Box<Action>),
     /// The engine's broadcast lagged: re-read its state.
     Lagged,
+    /// SIGTERM or SIGHUP: leave at once (the terminal is restored by the caller; calls still
+    /// pending are recorded as interrupted at the next start).
+    Terminate,
 }
 
 /// Runs effects against the engine and the file system; results come back on `tx`.
@@ -192,6 +195,24 @@ fn spawn_sources(
             }
         }
     }));
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let t = tx.clone();
+        tasks.push(tokio::spawn(async move {
+            let (Ok(mut term), Ok(mut hup)) = (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::hangup()),
+            ) else {
+                return;
+            };
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = hup.recv() => {}
+            }
+            let _ = t.send(Msg::Terminate);
+        }));
+    }
     let t = tx.clone();
     tasks.push(tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_secs(1));
@@ -265,6 +286,10 @@ pub async fn run_loop(
                     pending: engine.pending(),
                     sessions: engine.sessions(),
                 }),
+                Msg::Terminate => {
+                    quit = true;
+                    break;
+                }
             };
             for e in fx {
                 quit |= exec.execute(e);
