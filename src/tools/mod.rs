@@ -4,6 +4,8 @@ pub mod apply_patch;
 pub mod bash;
 pub mod files;
 pub mod patch;
+pub mod plot_read;
+pub mod plot_write;
 
 use std::sync::Arc;
 
@@ -16,5 +18,19 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(files::Edit))?;
     registry.register(Arc::new(apply_patch::ApplyPatch))?;
     registry.register(Arc::new(bash::Bash))?;
+    registry.register(Arc::new(plot_read::GetStoryTree))?;
+    registry.register(Arc::new(plot_read::GetStoryThread))?;
+    registry.register(Arc::new(plot_read::GetStorySceneContext))?;
+    registry.register(Arc::new(plot_read::GetStoryChapter))?;
+    registry.register(Arc::new(plot_read::GetChapterWriterBrief))?;
+    registry.register(Arc::new(plot_read::GetStoryPromise))?;
+    registry.register(Arc::new(plot_read::GetStoryDecision))?;
+    registry.register(Arc::new(plot_write::SaveStoryAct))?;
+    registry.register(Arc::new(plot_write::SaveStoryChapter))?;
+    registry.register(Arc::new(plot_write::SaveStoryThread))?;
+    registry.register(Arc::new(plot_write::SaveStoryScene))?;
+    registry.register(Arc::new(plot_write::SaveStoryPromise))?;
+    registry.register(Arc::new(plot_write::SavePromiseBeat))?;
+    registry.register(Arc::new(plot_write::SaveStoryDecision))?;
     Ok(())
 }
