@@ -12,3 +12,4 @@ pub mod store;
 pub mod tools;
 pub mod tui;
 pub mod workspace;
+pub mod world;

@@ -7,6 +7,7 @@
 //! in [`parse`].
 
 mod story;
+mod world;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,10 +19,12 @@ struct Opts {
     files: usize,
     chapters: usize,
     scenes: usize,
+    subjects: usize,
+    slices: usize,
 }
 
 const USAGE: &str =
-    "usage: gen_fixture PATH [--files N (default 50000)] [--chapters N] [--scenes N]";
+    "usage: gen_fixture PATH [--files N (default 50000)] [--chapters N] [--scenes N] [--subjects N --slices N]";
 
 fn parse(mut args: impl Iterator<Item = String>) -> Option<Opts> {
     let mut o = Opts {
@@ -29,6 +32,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Opts> {
         files: 50_000,
         chapters: 0,
         scenes: 0,
+        subjects: 10_000,
+        slices: 0,
     };
     while let Some(flag) = args.next() {
         let n: usize = args.next()?.parse().ok()?;
@@ -36,6 +41,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Opts> {
             "--files" => o.files = n,
             "--chapters" => o.chapters = n,
             "--scenes" => o.scenes = n,
+            "--subjects" => o.subjects = n,
+            "--slices" => o.slices = n,
             _ => return None,
         }
     }
@@ -66,6 +73,15 @@ fn run(o: &Opts) -> Result<(), Box<dyn std::error::Error>> {
         println!(
             "story: {} acts, {} chapters, {} threads, {} scenes, {} promises ({} beats), {} decisions in {:.1} s",
             s.acts, s.chapters, s.threads, s.scenes, s.promises, s.beats, s.decisions, s.secs
+        );
+    }
+    if o.slices > 0 {
+        let world = nbook::world::World::load(&o.path)?;
+        let mut conn = nbook::store::open(&o.path.join(".nbook/project.sqlite"))?;
+        let w = world::generate(&mut conn, &world.schema, o.subjects, o.slices, 1)?;
+        println!(
+            "world: {} subjects, {} slices, {} patches, instants {}..{} (load {:.1} s; indexes and {} checkpoints {:.1} s)",
+            w.subjects, w.slices, w.patches, w.first_instant, w.last_instant, w.load_secs, w.checkpoints, w.index_secs
         );
     }
     Ok(())

@@ -28,7 +28,10 @@ pub enum StoreError {
 }
 
 /// Ordered migrations; index + 1 is the version stored in `user_version`.
-const MIGRATIONS: &[&str] = &[include_str!("migrations/001_neurobook.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("migrations/001_neurobook.sql"),
+    include_str!("migrations/002_world_index.sql"),
+];
 
 /// Open (creating if needed) the database at `path` and bring it up to date.
 pub fn open(path: &Path) -> Result<Connection, StoreError> {

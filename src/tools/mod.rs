@@ -6,6 +6,7 @@ pub mod files;
 pub mod patch;
 pub mod plot_read;
 pub mod plot_write;
+pub mod world;
 
 use std::sync::Arc;
 
@@ -32,5 +33,7 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(plot_write::SaveStoryPromise))?;
     registry.register(Arc::new(plot_write::SavePromiseBeat))?;
     registry.register(Arc::new(plot_write::SaveStoryDecision))?;
+    registry.register(Arc::new(world::ExecuteWorld))?;
+    registry.register(Arc::new(world::GetSceneWorldContext))?;
     Ok(())
 }

@@ -1,0 +1,169 @@
+//! QuickJS plumbing shared by the `execute_world` sandbox and custom calendars: a runtime with
+//! a memory cap, a stack cap and a deadline enforced by the interrupt handler (which QuickJS
+//! polls while running bytecode, so a `while (true) {}` really stops), and readable errors
+//! with line numbers.
+
+use std::cell::Cell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use rquickjs::{Ctx, Error, Object, Runtime, Value};
+
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub memory: usize,
+    pub stack: usize,
+    pub time: Duration,
+}
+
+/// When the running code must stop (`None`: no limit).
+pub type Deadline = Rc<Cell<Option<Instant>>>;
+
+/// A runtime with `limits` applied; the returned cell holds the deadline (`None` = no limit).
+/// The caller arms it (`Some(Instant::now() + limits.time)`) just before running code.
+pub fn runtime(limits: Limits) -> Result<(Runtime, Deadline), String> {
+    let rt = Runtime::new().map_err(|e| format!("cannot start the JavaScript engine: {e}"))?;
+    rt.set_memory_limit(limits.memory);
+    rt.set_max_stack_size(limits.stack);
+    let deadline: Deadline = Rc::new(Cell::new(None));
+    let d = deadline.clone();
+    rt.set_interrupt_handler(Some(Box::new(move || {
+        d.get().is_some_and(|t| Instant::now() >= t)
+    })));
+    Ok((rt, deadline))
+}
+
+/// What went wrong in JavaScript, as one line for the agent: `TypeError: x is not a function
+/// (line 3)`. `file` is the name the code was compiled under; its line numbers are reported.
+pub fn describe(ctx: &Ctx<'_>, err: Error, file: &str) -> String {
+    match err {
+        Error::Exception => describe_value(ctx.catch(), file),
+        other => other.to_string(),
+    }
+}
+
+/// Like [`describe`] for a value that was thrown or a promise rejected with.
+pub fn describe_value(v: Value<'_>, file: &str) -> String {
+    if let Some(obj) = v.as_object() {
+        let name: Option<String> = obj.get("name").ok();
+        let message: Option<String> = obj.get("message").ok();
+        if name.is_some() || message.is_some() {
+            let stack: Option<String> = obj.get("stack").ok();
+            let line = stack.as_deref().and_then(|s| line_in(s, file));
+            let mut out = format!(
+                "{}: {}",
+                name.unwrap_or_else(|| "Error".into()),
+                message.unwrap_or_default()
+            );
+            if let Some(l) = line {
+                out.push_str(&format!(" (line {l})"));
+            }
+            return out;
+        }
+        return format!("uncaught {}", to_json_text(obj));
+    }
+    if v.is_null() || v.is_undefined() {
+        // QuickJS throws null when it cannot even allocate the error object.
+        return "uncaught null (the script probably ran out of memory)".into();
+    }
+    match v.as_string().and_then(|s| s.to_string().ok()) {
+        Some(s) => format!("uncaught {s:?}"),
+        None => format!("uncaught {}", value_text(&v)),
+    }
+}
+
+fn to_json_text(obj: &Object<'_>) -> String {
+    obj.ctx()
+        .json_stringify(obj.clone())
+        .ok()
+        .flatten()
+        .and_then(|s| s.to_string().ok())
+        .map(|s| s.chars().take(200).collect())
+        .unwrap_or_else(|| "object".into())
+}
+
+fn value_text(v: &Value<'_>) -> String {
+    if let Some(n) = v.as_number() {
+        return n.to_string();
+    }
+    if let Some(b) = v.as_bool() {
+        return b.to_string();
+    }
+    format!("{:?}", v.type_of())
+}
+
+/// First `file:LINE` in a QuickJS stack trace.
+pub fn line_in(stack: &str, file: &str) -> Option<u32> {
+    let pat = format!("{file}:");
+    let mut rest = stack;
+    while let Some(i) = rest.find(&pat) {
+        let after = &rest[i + pat.len()..];
+        let digits: String = after.chars().take_while(|c| c.is_ascii_digit()).collect();
+        if let Ok(n) = digits.parse() {
+            return Some(n);
+        }
+        rest = after;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rquickjs::Context;
+
+    fn limits(ms: u64) -> Limits {
+        Limits {
+            memory: 16 << 20,
+            stack: 256 << 10,
+            time: Duration::from_millis(ms),
+        }
+    }
+
+    #[test]
+    fn interrupt_stops_a_loop_and_errors_have_lines() {
+        let (rt, deadline) = runtime(limits(100)).unwrap();
+        let ctx = Context::full(&rt).unwrap();
+        ctx.with(|ctx| {
+            let opts = |f: &str| {
+                let mut o = rquickjs::context::EvalOptions::default();
+                o.filename = Some(f.into());
+                o
+            };
+            deadline.set(Some(Instant::now() + Duration::from_millis(100)));
+            let t0 = Instant::now();
+            let err = ctx
+                .eval_with_options::<(), _>("let i = 0;\nwhile (true) { i++ }", opts("a.js"))
+                .unwrap_err();
+            assert!(t0.elapsed() < Duration::from_secs(2));
+            assert!(describe(&ctx, err, "a.js").contains("interrupted"));
+            deadline.set(None);
+            let err = ctx
+                .eval_with_options::<(), _>("1;\n\nnull.x", opts("b.js"))
+                .unwrap_err();
+            let d = describe(&ctx, err, "b.js");
+            assert!(d.starts_with("TypeError") && d.contains("(line 3)"), "{d}");
+            let err = ctx
+                .eval_with_options::<(), _>("let a = ;", opts("c.js"))
+                .unwrap_err();
+            let d = describe(&ctx, err, "c.js");
+            assert!(
+                d.starts_with("SyntaxError") && d.contains("(line 1)"),
+                "{d}"
+            );
+        });
+    }
+
+    #[test]
+    fn memory_cap_fails_cleanly() {
+        let (rt, _) = runtime(limits(5000)).unwrap();
+        let ctx = Context::full(&rt).unwrap();
+        ctx.with(|ctx| {
+            let err = ctx
+                .eval::<(), _>("const a = []; while (true) a.push('x'.repeat(1000));")
+                .unwrap_err();
+            let d = describe(&ctx, err, "m.js");
+            assert!(d.contains("memory"), "{d}");
+        });
+    }
+}
