@@ -28,6 +28,10 @@ use registry::Registry;
 use session_log::{now_rfc3339, read_log, ReadLog, SessionLog};
 pub use types::*;
 
+/// A tool that sets this session-state key changes the session's mode (an approved
+/// `switch_mode`); the engine applies it and logs a mode change.
+pub const MODE_STATE_KEY: &str = "ui.agentMode";
+
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
     #[error("unknown profile '{0}'; `nbook tools --json` and the profiles/ folder list the available ones")]
@@ -344,6 +348,10 @@ impl Engine {
         if updates.is_empty() {
             return Ok(());
         }
+        let new_mode = updates
+            .iter()
+            .find(|(k, _)| k == MODE_STATE_KEY)
+            .and_then(|(_, v)| v.as_str().and_then(Mode::parse));
         {
             let mut st = self.state();
             let s = st
@@ -358,6 +366,9 @@ impl Engine {
         }
         for (key, value) in updates {
             self.append(id, LogRecord::Custom { key, value })?;
+        }
+        if let Some(mode) = new_mode {
+            self.set_mode(id, mode, "agent (approved)")?;
         }
         Ok(())
     }

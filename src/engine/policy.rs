@@ -32,6 +32,13 @@ pub struct CallFacts<'a> {
 }
 
 pub fn decide(cfg: &ApprovalConfig, call: &CallFacts<'_>) -> Verdict {
+    // An agent's request to change its own mode always goes to the author, whatever the
+    // preset or overrides say, and never becomes a session grant (DESIGN.md "Modes").
+    if call.tool == "switch_mode" {
+        return Verdict::Ask {
+            grant_allowed: false,
+        };
+    }
     let grant_allowed = call.mode == Mode::Normal;
     if let Some(rule) = cfg.tools.get(call.tool) {
         return match rule {
@@ -173,6 +180,22 @@ mod tests {
             decide(&c, &facts("bash", Mode::Normal, &[], false)),
             Verdict::Refuse(_)
         ));
+    }
+
+    #[test]
+    fn switch_mode_always_asks() {
+        for preset in [Preset::Supervised, Preset::Neurobook, Preset::Locked] {
+            let mut c = cfg(preset);
+            c.tools.insert("switch_mode".into(), ToolRule::Allow);
+            for m in Mode::ALL {
+                assert_eq!(
+                    decide(&c, &facts("switch_mode", m, &[], true)),
+                    Verdict::Ask {
+                        grant_allowed: false
+                    }
+                );
+            }
+        }
     }
 
     #[test]

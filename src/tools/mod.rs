@@ -2,10 +2,12 @@
 
 pub mod apply_patch;
 pub mod bash;
+pub mod control;
 pub mod files;
 pub mod patch;
 pub mod plot_read;
 pub mod plot_write;
+pub mod tasks;
 pub mod world;
 
 use std::sync::Arc;
@@ -35,5 +37,9 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(plot_write::SaveStoryDecision))?;
     registry.register(Arc::new(world::ExecuteWorld))?;
     registry.register(Arc::new(world::GetSceneWorldContext))?;
+    registry.register(Arc::new(tasks::TaskCreate))?;
+    registry.register(Arc::new(tasks::TaskSetStatus))?;
+    registry.register(Arc::new(control::ReportResult))?;
+    registry.register(Arc::new(control::SwitchMode))?;
     Ok(())
 }
