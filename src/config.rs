@@ -186,17 +186,20 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
             })
         }
     };
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ConfigError::Parse {
-        path: path.display().to_string(),
-        message: e.to_string(),
-    })?;
-    // Validate each file on its own so an error names the file it is in.
-    let _: Config = toml::Value::Table(table.clone())
-        .try_into()
+    let table: toml::Table = text
+        .parse()
         .map_err(|e: toml::de::Error| ConfigError::Parse {
             path: path.display().to_string(),
-            message: e.message().to_string(),
+            message: e.to_string(),
         })?;
+    // Validate each file on its own so an error names the file it is in.
+    let _: Config =
+        toml::Value::Table(table.clone())
+            .try_into()
+            .map_err(|e: toml::de::Error| ConfigError::Parse {
+                path: path.display().to_string(),
+                message: e.message().to_string(),
+            })?;
     Ok(Some(table))
 }
 
@@ -255,6 +258,9 @@ mod tests {
         };
         let err = Config::load(&dirs, None).unwrap_err().to_string();
         assert!(err.contains("config.toml"), "{err}");
-        assert!(err.contains("yolo") || err.contains("unknown variant"), "{err}");
+        assert!(
+            err.contains("yolo") || err.contains("unknown variant"),
+            "{err}"
+        );
     }
 }

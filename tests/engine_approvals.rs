@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nbook::config::{Config, Dirs, Preset};
-use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, EngineEvent, LogRecord, Mode, ToolCall};
+use nbook::engine::{
+    Approval, CallResult, CallStatus, Decision, Engine, EngineEvent, LogRecord, Mode, ToolCall,
+};
 use serde_json::{json, Value};
 
 struct Fixture {
@@ -24,7 +26,11 @@ fn fixture() -> Fixture {
         data: tmp.path().join("home/data"),
         logs: tmp.path().join("home/logs"),
     };
-    Fixture { _tmp: tmp, root, dirs }
+    Fixture {
+        _tmp: tmp,
+        root,
+        dirs,
+    }
 }
 
 fn engine(f: &Fixture, preset: Preset) -> Arc<Engine> {
@@ -35,7 +41,11 @@ fn engine(f: &Fixture, preset: Preset) -> Arc<Engine> {
 }
 
 fn call(name: &str, args: Value) -> ToolCall {
-    ToolCall { id: String::new(), name: name.into(), arguments: args }
+    ToolCall {
+        id: String::new(),
+        name: name.into(),
+        arguments: args,
+    }
 }
 
 fn write_call(path: &str, content: &str) -> ToolCall {
@@ -43,7 +53,11 @@ fn write_call(path: &str, content: &str) -> ToolCall {
 }
 
 /// Spawn a queued call and wait until it is visible in the queue.
-async fn queued(engine: &Arc<Engine>, sid: &str, c: ToolCall) -> (tokio::task::JoinHandle<CallResult>, String) {
+async fn queued(
+    engine: &Arc<Engine>,
+    sid: &str,
+    c: ToolCall,
+) -> (tokio::task::JoinHandle<CallResult>, String) {
     let before = engine.pending().len();
     let (e, s) = (engine.clone(), sid.to_string());
     let handle = tokio::spawn(async move { e.call(&s, c, Approval::Queue).await });
@@ -66,16 +80,25 @@ async fn approve_writes_and_the_request_carries_a_diff() {
     let f = fixture();
     let engine = engine(&f, Preset::Supervised);
     let mut events = engine.subscribe();
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
     let (h, id) = queued(&engine, &sid, write_call("notes/a.md", "hello\n")).await;
     let pending = engine.pending();
     assert_eq!(pending[0].tool, "write");
     assert!(pending[0].session_grant_allowed);
     match &pending[0].preview.body {
-        nbook::engine::PreviewBody::Files { changes } => assert!(changes[0].diff.contains("+hello")),
+        nbook::engine::PreviewBody::Files { changes } => {
+            assert!(changes[0].diff.contains("+hello"))
+        }
         other => panic!("unexpected preview {other:?}"),
     }
-    assert_eq!(read(&f.root, "notes/a.md"), None, "nothing is written before approval");
+    assert_eq!(
+        read(&f.root, "notes/a.md"),
+        None,
+        "nothing is written before approval"
+    );
     engine.decide(&id, Decision::Approve).unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
@@ -86,7 +109,9 @@ async fn approve_writes_and_the_request_carries_a_diff() {
         match ev {
             EngineEvent::ApprovalRequested { .. } => saw.0 = true,
             EngineEvent::ApprovalResolved { .. } => saw.1 = true,
-            EngineEvent::FilesChanged { paths, .. } => saw.2 = paths == vec!["notes/a.md".to_string()],
+            EngineEvent::FilesChanged { paths, .. } => {
+                saw.2 = paths == vec!["notes/a.md".to_string()]
+            }
             _ => {}
         }
     }
@@ -111,30 +136,67 @@ async fn approve_writes_and_the_request_carries_a_diff() {
 async fn reject_with_reason_reaches_the_agent_and_changes_nothing() {
     let f = fixture();
     let engine = engine(&f, Preset::Supervised);
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
     let (h, id) = queued(&engine, &sid, write_call("AGENTS.md", "overwritten\n")).await;
     let before = read(&f.root, "AGENTS.md");
-    engine.decide(&id, Decision::Reject { reason: Some("keep the original".into()) }).unwrap();
+    engine
+        .decide(
+            &id,
+            Decision::Reject {
+                reason: Some("keep the original".into()),
+            },
+        )
+        .unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Rejected);
-    assert!(r.content.contains("keep the original") && r.content.contains("Do not retry"), "{}", r.content);
+    assert!(
+        r.content.contains("keep the original") && r.content.contains("Do not retry"),
+        "{}",
+        r.content
+    );
     assert_eq!(read(&f.root, "AGENTS.md"), before);
-    assert!(engine.decide(&id, Decision::Approve).is_err(), "a decided call cannot be decided again");
+    assert!(
+        engine.decide(&id, Decision::Approve).is_err(),
+        "a decided call cannot be decided again"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edit_replaces_arguments_and_invalid_edits_run_nothing() {
     let f = fixture();
     let engine = engine(&f, Preset::Supervised);
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
     let (h, id) = queued(&engine, &sid, write_call("a.md", "draft\n")).await;
-    engine.decide(&id, Decision::Edit { new_args: json!({"path": "a.md", "content": "better\n"}) }).unwrap();
+    engine
+        .decide(
+            &id,
+            Decision::Edit {
+                new_args: json!({"path": "a.md", "content": "better\n"}),
+            },
+        )
+        .unwrap();
     assert_eq!(h.await.unwrap().status, CallStatus::Ok);
     assert_eq!(read(&f.root, "a.md").as_deref(), Some("better\n"));
 
-    assert!(engine.validate_args("write", &json!({"path": "b.md"})).unwrap_err().contains("content"));
+    assert!(engine
+        .validate_args("write", &json!({"path": "b.md"}))
+        .unwrap_err()
+        .contains("content"));
     let (h, id) = queued(&engine, &sid, write_call("b.md", "x\n")).await;
-    engine.decide(&id, Decision::Edit { new_args: json!({"path": 3}) }).unwrap();
+    engine
+        .decide(
+            &id,
+            Decision::Edit {
+                new_args: json!({"path": 3}),
+            },
+        )
+        .unwrap();
     assert_eq!(h.await.unwrap().status, CallStatus::InvalidArgs);
     assert_eq!(read(&f.root, "b.md"), None);
 }
@@ -143,49 +205,106 @@ async fn edit_replaces_arguments_and_invalid_edits_run_nothing() {
 async fn approve_for_session_covers_the_same_tool_and_target_only() {
     let f = fixture();
     let engine = engine(&f, Preset::Supervised);
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
     let (h, id) = queued(&engine, &sid, write_call("a.md", "1\n")).await;
     engine.decide(&id, Decision::ApproveForSession).unwrap();
     assert!(h.await.unwrap().ok);
     // Same tool, same path: runs without asking.
-    let r = engine.call(&sid, write_call("a.md", "2\n"), Approval::Fail).await;
+    let r = engine
+        .call(&sid, write_call("a.md", "2\n"), Approval::Fail)
+        .await;
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
     assert_eq!(read(&f.root, "a.md").as_deref(), Some("2\n"));
     // Another path, or another session, still asks.
-    assert_eq!(engine.call(&sid, write_call("b.md", "x"), Approval::Fail).await.status, CallStatus::NeedsApproval);
-    let other = engine.create_session("leader.default", Mode::Normal, "u", None).unwrap().id;
-    assert_eq!(engine.call(&other, write_call("a.md", "x"), Approval::Fail).await.status, CallStatus::NeedsApproval);
+    assert_eq!(
+        engine
+            .call(&sid, write_call("b.md", "x"), Approval::Fail)
+            .await
+            .status,
+        CallStatus::NeedsApproval
+    );
+    let other = engine
+        .create_session("leader.default", Mode::Normal, "u", None)
+        .unwrap()
+        .id;
+    assert_eq!(
+        engine
+            .call(&other, write_call("a.md", "x"), Approval::Fail)
+            .await
+            .status,
+        CallStatus::NeedsApproval
+    );
     // In discuss mode a grant never applies.
     engine.set_mode(&sid, Mode::Discuss, "author").unwrap();
-    assert_eq!(engine.call(&sid, write_call("a.md", "3\n"), Approval::Fail).await.status, CallStatus::NeedsApproval);
+    assert_eq!(
+        engine
+            .call(&sid, write_call("a.md", "3\n"), Approval::Fail)
+            .await
+            .status,
+        CallStatus::NeedsApproval
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_target_changed_after_the_preview_makes_the_call_stale() {
     let f = fixture();
     let engine = engine(&f, Preset::Supervised);
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
     std::fs::write(f.root.join("c.md"), "one two three\n").unwrap();
-    let edit = call("edit", json!({"path": "c.md", "edits": [{"oldText": "two", "newText": "2"}]}));
+    let edit = call(
+        "edit",
+        json!({"path": "c.md", "edits": [{"oldText": "two", "newText": "2"}]}),
+    );
     let (h, id) = queued(&engine, &sid, edit).await;
     std::fs::write(f.root.join("c.md"), "one two three four\n").unwrap();
     engine.decide(&id, Decision::Approve).unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Stale, "{}", r.content);
-    assert_eq!(read(&f.root, "c.md").as_deref(), Some("one two three four\n"));
+    assert_eq!(
+        read(&f.root, "c.md").as_deref(),
+        Some("one two three four\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_queue_is_fifo_across_sessions() {
     let f = fixture();
     let engine = engine(&f, Preset::Supervised);
-    let s1 = engine.create_session("leader.default", Mode::Normal, "one", None).unwrap().id;
-    let s2 = engine.create_session("writer", Mode::Normal, "two", None).unwrap().id;
+    let s1 = engine
+        .create_session("leader.default", Mode::Normal, "one", None)
+        .unwrap()
+        .id;
+    let s2 = engine
+        .create_session("writer", Mode::Normal, "two", None)
+        .unwrap()
+        .id;
     let (h1, _) = queued(&engine, &s1, write_call("1.md", "1")).await;
     let (h2, _) = queued(&engine, &s2, write_call("2.md", "2")).await;
     let (h3, _) = queued(&engine, &s1, write_call("3.md", "3")).await;
-    let order: Vec<(String, String)> = engine.pending().iter().map(|p| (p.session_id.clone(), p.args["path"].as_str().unwrap().to_string())).collect();
-    assert_eq!(order, vec![(s1.clone(), "1.md".into()), (s2.clone(), "2.md".into()), (s1.clone(), "3.md".into())]);
+    let order: Vec<(String, String)> = engine
+        .pending()
+        .iter()
+        .map(|p| {
+            (
+                p.session_id.clone(),
+                p.args["path"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            (s1.clone(), "1.md".into()),
+            (s2.clone(), "2.md".into()),
+            (s1.clone(), "3.md".into())
+        ]
+    );
     for p in engine.pending() {
         engine.decide(&p.call_id, Decision::Approve).unwrap();
     }
@@ -200,24 +319,82 @@ async fn modes_and_presets_follow_design() {
     let f = fixture();
     // neurobook: normal runs, plan holds, bash trusted.
     let engine = engine(&f, Preset::Neurobook);
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
-    assert_eq!(engine.call(&sid, write_call("n.md", "n"), Approval::Fail).await.status, CallStatus::Ok);
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    assert_eq!(
+        engine
+            .call(&sid, write_call("n.md", "n"), Approval::Fail)
+            .await
+            .status,
+        CallStatus::Ok
+    );
     engine.set_mode(&sid, Mode::Plan, "author").unwrap();
-    let r = engine.call(&sid, write_call("n2.md", "n"), Approval::Fail).await;
+    let r = engine
+        .call(&sid, write_call("n2.md", "n"), Approval::Fail)
+        .await;
     assert_eq!(r.status, CallStatus::NeedsApproval);
     // Plan files are exempt in plan mode.
-    assert_eq!(engine.call(&sid, write_call(".agent/plan/outline.md", "p"), Approval::Fail).await.status, CallStatus::Ok);
-    assert_eq!(engine.call(&sid, call("bash", json!({"command": "true"})), Approval::Fail).await.status, CallStatus::Ok);
+    assert_eq!(
+        engine
+            .call(
+                &sid,
+                write_call(".agent/plan/outline.md", "p"),
+                Approval::Fail
+            )
+            .await
+            .status,
+        CallStatus::Ok
+    );
+    assert_eq!(
+        engine
+            .call(
+                &sid,
+                call("bash", json!({"command": "true"})),
+                Approval::Fail
+            )
+            .await
+            .status,
+        CallStatus::Ok
+    );
     drop(engine);
     let engine = self::engine(&f, Preset::Locked);
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
-    let r = engine.call(&sid, write_call("l.md", "l"), Approval::Auto { decision: Decision::Approve, by: "test" }).await;
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    let r = engine
+        .call(
+            &sid,
+            write_call("l.md", "l"),
+            Approval::Auto {
+                decision: Decision::Approve,
+                by: "test",
+            },
+        )
+        .await;
     assert_eq!(r.status, CallStatus::Refused);
     assert!(read(&f.root, "l.md").is_none());
     // Reads are never gated, and a profile's allowlist is enforced before anything else.
-    assert_eq!(engine.call(&sid, call("read", json!({"path": "AGENTS.md"})), Approval::Fail).await.status, CallStatus::Ok);
-    let r2 = engine.create_session("retrieval", Mode::Normal, "r", None).unwrap().id;
-    let r = engine.call(&r2, write_call("x.md", "x"), Approval::Fail).await;
+    assert_eq!(
+        engine
+            .call(
+                &sid,
+                call("read", json!({"path": "AGENTS.md"})),
+                Approval::Fail
+            )
+            .await
+            .status,
+        CallStatus::Ok
+    );
+    let r2 = engine
+        .create_session("retrieval", Mode::Normal, "r", None)
+        .unwrap()
+        .id;
+    let r = engine
+        .call(&r2, write_call("x.md", "x"), Approval::Fail)
+        .await;
     assert_eq!(r.status, CallStatus::NotAllowed);
     assert_eq!(r.content, "tool write is not allowed for profile retrieval");
 }
@@ -228,7 +405,10 @@ async fn pending_calls_are_interrupted_at_restart_and_never_run() {
     let sid;
     {
         let engine = engine(&f, Preset::Supervised);
-        sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
+        sid = engine
+            .create_session("leader.default", Mode::Normal, "t", None)
+            .unwrap()
+            .id;
         let (h, _) = queued(&engine, &sid, write_call("later.md", "x")).await;
         // nbook stops while the call waits: the task is dropped without a decision.
         h.abort();
@@ -255,7 +435,10 @@ async fn pending_calls_are_interrupted_at_restart_and_never_run() {
 async fn apply_patch_previews_every_file_and_applies_all_or_nothing() {
     let f = fixture();
     let engine = engine(&f, Preset::Supervised);
-    let sid = engine.create_session("leader.default", Mode::Normal, "t", None).unwrap().id;
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
     std::fs::write(f.root.join("old.md"), "alpha\nbeta\n").unwrap();
     let patch = "*** Begin Patch\n*** Add File: new/added.md\n+fresh\n*** Update File: old.md\n*** Move to: moved/old.md\n@@\n alpha\n-beta\n+BETA\n*** End Patch\n";
     let (h, id) = queued(&engine, &sid, call("apply_patch", json!({"patch": patch}))).await;
@@ -269,12 +452,21 @@ async fn apply_patch_previews_every_file_and_applies_all_or_nothing() {
     engine.decide(&id, Decision::Approve).unwrap();
     assert!(h.await.unwrap().ok);
     assert_eq!(read(&f.root, "new/added.md").as_deref(), Some("fresh\n"));
-    assert_eq!(read(&f.root, "moved/old.md").as_deref(), Some("alpha\nBETA\n"));
+    assert_eq!(
+        read(&f.root, "moved/old.md").as_deref(),
+        Some("alpha\nBETA\n")
+    );
     assert!(read(&f.root, "old.md").is_none());
 
     // A patch whose second file does not apply fails at preview time; nothing is queued or written.
     let bad = "*** Begin Patch\n*** Add File: z.md\n+z\n*** Update File: missing.md\n@@\n-x\n+y\n*** End Patch\n";
-    let r = engine.call(&sid, call("apply_patch", json!({"patch": bad})), Approval::Queue).await;
+    let r = engine
+        .call(
+            &sid,
+            call("apply_patch", json!({"patch": bad})),
+            Approval::Queue,
+        )
+        .await;
     assert_eq!(r.status, CallStatus::ToolError);
     assert!(read(&f.root, "z.md").is_none());
     assert!(engine.pending().is_empty());

@@ -196,7 +196,10 @@ fn symlinks_pointing_inside_are_allowed() {
     // a link updates its target instead of replacing the link.
     let r = f.ws.resolve("alias.md", Access::Read).unwrap();
     assert_eq!(r.rel, "notes.md");
-    assert_eq!(f.ws.resolve("rel-alias.md", Access::Read).unwrap().rel, "notes.md");
+    assert_eq!(
+        f.ws.resolve("rel-alias.md", Access::Read).unwrap().rel,
+        "notes.md"
+    );
     let r = f.ws.resolve("ms/new.md", Access::Write).unwrap();
     assert_eq!(r.abs, f.root().join("manuscript/new.md"));
     assert_eq!(r.display, "manuscript/new.md");

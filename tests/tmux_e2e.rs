@@ -16,18 +16,34 @@ struct Tmux {
 impl Tmux {
     fn start(name: &str, cmd: &str) -> Tmux {
         let ok = Command::new("tmux")
-            .args(["new-session", "-d", "-s", name, "-x", "120", "-y", "40", cmd])
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                name,
+                "-x",
+                "120",
+                "-y",
+                "40",
+                cmd,
+            ])
             .status()
             .expect("run tmux")
             .success();
         assert!(ok, "tmux new-session failed");
-        Tmux { name: name.to_string() }
+        Tmux {
+            name: name.to_string(),
+        }
     }
 
     fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", self.name.as_str()];
         args.extend_from_slice(keys);
-        assert!(Command::new("tmux").args(&args).status().expect("send-keys").success());
+        assert!(Command::new("tmux")
+            .args(&args)
+            .status()
+            .expect("send-keys")
+            .success());
     }
 
     /// Type literal text (no key-name interpretation).
@@ -73,12 +89,18 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux").args(["kill-session", "-t", &self.name]).status();
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
     }
 }
 
 fn tmux_available() -> bool {
-    Command::new("tmux").arg("-V").output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 fn read(root: &Path, rel: &str) -> Option<String> {
@@ -88,7 +110,10 @@ fn read(root: &Path, rel: &str) -> Option<String> {
 #[test]
 fn demo_approve_reject_approve_then_files_on_disk() {
     if !tmux_available() {
-        assert!(std::env::var_os("CI").is_none(), "tmux is required under CI (.ci/run installs it)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "tmux is required under CI (.ci/run installs it)"
+        );
         eprintln!("skipping: tmux is not installed");
         return;
     }
@@ -110,7 +135,9 @@ fn demo_approve_reject_approve_then_files_on_disk() {
     t.keys(&["5"]);
     std::thread::sleep(Duration::from_millis(300));
     t.keys(&["y"]);
-    t.wait_for("the entry on disk", long, |_| dir.join("lorebook/item/flett-watch/index.md").exists());
+    t.wait_for("the entry on disk", long, |_| {
+        dir.join("lorebook/item/flett-watch/index.md").exists()
+    });
 
     // 2. The edit of chapter 3: reject it with a reason.
     t.wait_for("the edit request", long, |s| s.contains("003-chapter"));
@@ -121,10 +148,14 @@ fn demo_approve_reject_approve_then_files_on_disk() {
     t.keys(&["Enter"]);
 
     // 3. The patch: approve it once the typing guard (1 s) has passed.
-    t.wait_for("the patch request", long, |s| s.contains("Patch") || s.contains("apply_patch"));
+    t.wait_for("the patch request", long, |s| {
+        s.contains("Patch") || s.contains("apply_patch")
+    });
     std::thread::sleep(Duration::from_millis(1500));
     t.keys(&["y"]);
-    t.wait_for("the moved note on disk", long, |_| dir.join("lorebook/note/ideas/index.md").exists());
+    t.wait_for("the moved note on disk", long, |_| {
+        dir.join("lorebook/note/ideas/index.md").exists()
+    });
 
     // Quit (confirming if the TUI asks), and wait for the program to end.
     std::thread::sleep(Duration::from_millis(500));
@@ -134,13 +165,24 @@ fn demo_approve_reject_approve_then_files_on_disk() {
     if s.contains("Quit") || s.contains("quit?") {
         t.keys(&["y"]);
     }
-    t.wait_for("the program to exit", long, |s| s.contains("The demo project is at") || !t.alive());
+    t.wait_for("the program to exit", long, |s| {
+        s.contains("The demo project is at") || !t.alive()
+    });
 
     // Files: approved changes applied, rejected one not.
     let ch3 = read(&dir, "manuscript/001-volume/003-chapter/index.md").unwrap();
-    assert!(ch3.contains("gold watch"), "the rejected edit must not change chapter 3");
-    assert!(read(&dir, "lorebook/note/scratch-ideas.md").is_none(), "the patch moved the scratch note");
-    assert!(read(&dir, "lorebook/note/weather-book-entries/index.md").is_some(), "the patch added a file");
+    assert!(
+        ch3.contains("gold watch"),
+        "the rejected edit must not change chapter 3"
+    );
+    assert!(
+        read(&dir, "lorebook/note/scratch-ideas.md").is_none(),
+        "the patch moved the scratch note"
+    );
+    assert!(
+        read(&dir, "lorebook/note/weather-book-entries/index.md").is_some(),
+        "the patch added a file"
+    );
     // The session log recorded the reason the agent received.
     let sessions = dir.join(".nbook/agent/sessions");
     let log: String = std::fs::read_dir(&sessions)
@@ -149,6 +191,9 @@ fn demo_approve_reject_approve_then_files_on_disk() {
         .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
         .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
         .collect();
-    assert!(log.contains("keep the gold watch for now"), "reason missing from the log");
+    assert!(
+        log.contains("keep the gold watch for now"),
+        "reason missing from the log"
+    );
     assert!(log.contains("\"decision\":\"reject\""));
 }

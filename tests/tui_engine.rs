@@ -182,6 +182,6 @@ async fn executor_answers_loads_for_the_project() {
         .iter()
         .any(|p| p.starts_with("manuscript/")));
     assert!(app.story.data.as_ref().unwrap().is_empty());
-    assert!(app.world.data.is_some());
+    assert!(app.world.meta.is_some());
     assert!(!app.sessions.transcript.as_ref().unwrap().entries.is_empty());
 }

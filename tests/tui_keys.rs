@@ -434,7 +434,7 @@ fn stale_job_results_are_dropped() {
     assert!(app.story.data.is_none());
 }
 
-fn story_data() -> nbook::store::overview::StoryOverview {
+fn story_data() -> nbook::tui::story::data::StoryData {
     tui_support::story()
 }
 
@@ -468,7 +468,8 @@ fn scrolling_is_clamped_so_up_works_after_bottom() {
     press(&mut app, "k");
     assert!(matches!(&app.overlay, Some(Overlay::Help { scroll }) if *scroll == bottom - 1));
     press(&mut app, "<Esc> 2 G");
-    let s = app.story.scroll;
+    let s = app.story.selected;
+    assert!(s > 0);
     press(&mut app, "k");
-    assert_eq!(app.story.scroll, s.saturating_sub(1));
+    assert_eq!(app.story.selected, s - 1);
 }

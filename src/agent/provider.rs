@@ -18,9 +18,18 @@ pub struct ToolSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum Message {
-    User { text: String },
-    Assistant { text: String, tool_calls: Vec<ToolCall> },
-    ToolResult { call_id: String, content: String, is_error: bool },
+    User {
+        text: String,
+    },
+    Assistant {
+        text: String,
+        tool_calls: Vec<ToolCall>,
+    },
+    ToolResult {
+        call_id: String,
+        content: String,
+        is_error: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -35,11 +44,18 @@ pub struct ModelRequest {
 pub enum ModelEvent {
     TextDelta(String),
     ToolCall(ToolCall),
-    Usage { input_tokens: u64, output_tokens: u64 },
+    Usage {
+        input_tokens: u64,
+        output_tokens: u64,
+    },
     /// Sent right after `Usage` by the real providers: how many of the input tokens were read
     /// from the server's prompt cache, how many output tokens were spent on reasoning, and
     /// whether the counts are estimates because the server reported none.
-    UsageDetails { cached_input_tokens: u64, reasoning_tokens: u64, estimated: bool },
+    UsageDetails {
+        cached_input_tokens: u64,
+        reasoning_tokens: u64,
+        estimated: bool,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -46,8 +46,9 @@ pub struct ReplayProvider {
 
 impl ReplayProvider {
     pub fn from_file(path: &Path) -> Result<ReplayProvider, ProviderError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ProviderError::Script(format!("cannot read replay script {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ProviderError::Script(format!("cannot read replay script {}: {e}", path.display()))
+        })?;
         Self::parse(&text, &path.display().to_string())
     }
 
@@ -57,12 +58,15 @@ impl ReplayProvider {
             if line.trim().is_empty() {
                 continue;
             }
-            let turn: ScriptTurn = serde_json::from_str(line)
-                .map_err(|e| ProviderError::Script(format!("{source}:{}: not a valid replay turn: {e}", i + 1)))?;
+            let turn: ScriptTurn = serde_json::from_str(line).map_err(|e| {
+                ProviderError::Script(format!("{source}:{}: not a valid replay turn: {e}", i + 1))
+            })?;
             turns.push(turn);
         }
         if turns.is_empty() {
-            return Err(ProviderError::Script(format!("{source}: the replay script has no turns")));
+            return Err(ProviderError::Script(format!(
+                "{source}: the replay script has no turns"
+            )));
         }
         Ok(ReplayProvider {
             turns: Arc::new(turns),
@@ -80,7 +84,9 @@ impl ReplayProvider {
 
     /// Turns not played yet.
     pub fn turns_left(&self) -> usize {
-        self.turns.len().saturating_sub(self.next.load(Ordering::SeqCst))
+        self.turns
+            .len()
+            .saturating_sub(self.next.load(Ordering::SeqCst))
     }
 }
 
@@ -104,9 +110,16 @@ impl Provider for ReplayProvider {
             .iter()
             .enumerate()
             .map(|(j, c)| ToolCall {
-                id: c.id.clone().unwrap_or_else(|| format!("replay-{tag}-{index}-{j}")),
+                id: c
+                    .id
+                    .clone()
+                    .unwrap_or_else(|| format!("replay-{tag}-{index}-{j}")),
                 name: c.name.clone(),
-                arguments: if c.arguments.is_null() { Value::Object(Default::default()) } else { c.arguments.clone() },
+                arguments: if c.arguments.is_null() {
+                    Value::Object(Default::default())
+                } else {
+                    c.arguments.clone()
+                },
             })
             .collect();
         let words: Vec<String> = split_keeping_spaces(&turn.text);
@@ -127,7 +140,10 @@ impl Provider for ReplayProvider {
             calls
                 .into_iter()
                 .map(|c| Ok(ModelEvent::ToolCall(c)))
-                .chain(std::iter::once(Ok(ModelEvent::Usage { input_tokens, output_tokens }))),
+                .chain(std::iter::once(Ok(ModelEvent::Usage {
+                    input_tokens,
+                    output_tokens,
+                }))),
         );
         start.chain(text_stream).chain(tail).boxed()
     }
@@ -165,7 +181,9 @@ mod tests {
 
     #[test]
     fn bad_line_is_named() {
-        let err = ReplayProvider::parse("{\"text\":\"a\"}\n{oops}\n", "s.jsonl").err().unwrap();
+        let err = ReplayProvider::parse("{\"text\":\"a\"}\n{oops}\n", "s.jsonl")
+            .err()
+            .unwrap();
         assert!(err.to_string().contains("s.jsonl:2"), "{err}");
         assert!(ReplayProvider::parse("\n", "e").is_err());
         assert!(ReplayProvider::parse("{\"txt\":\"a\"}", "u").is_err());
@@ -178,7 +196,11 @@ mod tests {
             "t",
         )
         .unwrap();
-        let req = ModelRequest { system: String::new(), messages: vec![], tools: vec![] };
+        let req = ModelRequest {
+            system: String::new(),
+            messages: vec![],
+            tools: vec![],
+        };
         let first: Vec<_> = p.stream(req.clone()).collect().await;
         let text: String = first
             .iter()
@@ -188,9 +210,13 @@ mod tests {
             })
             .collect();
         assert_eq!(text, "hello there");
-        assert!(first.iter().any(|e| matches!(e, Ok(ModelEvent::ToolCall(c)) if c.name == "read")));
+        assert!(first
+            .iter()
+            .any(|e| matches!(e, Ok(ModelEvent::ToolCall(c)) if c.name == "read")));
         let second: Vec<_> = p.stream(req.clone()).collect().await;
-        assert!(second.iter().any(|e| matches!(e, Ok(ModelEvent::TextDelta(t)) if t == "done")));
+        assert!(second
+            .iter()
+            .any(|e| matches!(e, Ok(ModelEvent::TextDelta(t)) if t == "done")));
         assert!(p.stream(req).collect::<Vec<_>>().await.is_empty());
     }
 }

@@ -53,7 +53,9 @@ fn read_args(given: Option<String>) -> Result<Value, Failure> {
     let v: Value = serde_json::from_str(&text)
         .map_err(|e| Failure::usage(format!("--args is not valid JSON: {e}")))?;
     if !v.is_object() {
-        return Err(Failure::usage("--args must be a JSON object, e.g. '{\"path\": \"AGENTS.md\"}'"));
+        return Err(Failure::usage(
+            "--args must be a JSON object, e.g. '{\"path\": \"AGENTS.md\"}'",
+        ));
     }
     Ok(v)
 }
@@ -61,21 +63,42 @@ fn read_args(given: Option<String>) -> Result<Value, Failure> {
 pub async fn call(a: CallArgs, dirs: Dirs) -> Result<u8, Failure> {
     let args = read_args(a.args)?;
     let engine = Arc::new(open_engine(&a.project, &dirs)?);
-    let session = engine.open_cli_session(&a.profile, a.mode).map_err(Failure::usage)?;
+    let session = engine
+        .open_cli_session(&a.profile, a.mode)
+        .map_err(Failure::usage)?;
     let approval = if a.approve {
-        Approval::Auto { decision: Decision::Approve, by: "cli" }
+        Approval::Auto {
+            decision: Decision::Approve,
+            by: "cli",
+        }
     } else if a.reject {
-        Approval::Auto { decision: Decision::Reject { reason: Some("rejected with --reject".into()) }, by: "cli" }
+        Approval::Auto {
+            decision: Decision::Reject {
+                reason: Some("rejected with --reject".into()),
+            },
+            by: "cli",
+        }
     } else {
         Approval::Fail
     };
     let result = engine
-        .call(&session, ToolCall { id: String::new(), name: a.tool, arguments: args }, approval)
+        .call(
+            &session,
+            ToolCall {
+                id: String::new(),
+                name: a.tool,
+                arguments: args,
+            },
+            approval,
+        )
         .await;
     let json = serde_json::to_string_pretty(&result).map_err(Failure::tool)?;
     println!("{json}");
     if !result.ok {
-        eprintln!("nbook: {}", result.content.lines().next().unwrap_or_default());
+        eprintln!(
+            "nbook: {}",
+            result.content.lines().next().unwrap_or_default()
+        );
     }
     Ok(exit_code(result.status))
 }

@@ -16,7 +16,8 @@ use crate::engine::{Approval, Mode};
 static DEMO: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/assets/demo");
 const SEED_SQL: &str = include_str!("../../assets/demo-seed.sql");
 pub const DEMO_SCRIPT: &str = include_str!("../../assets/replay/demo-leader.jsonl");
-pub const DEMO_PROMPT: &str = "Review the opening chapters and the lorebook, then help me continue chapter 3.";
+pub const DEMO_PROMPT: &str =
+    "Review the opening chapters and the lorebook, then help me continue chapter 3.";
 
 /// Write the demo project into `dest` (must not already be a project) and seed its database.
 pub fn install(dest: &Path) -> Result<(), Failure> {
@@ -37,7 +38,9 @@ pub fn install(dest: &Path) -> Result<(), Failure> {
 
 fn default_dir(dirs: &Dirs) -> PathBuf {
     let stamp = time::OffsetDateTime::now_utc().unix_timestamp();
-    dirs.data.join("demo").join(format!("the-hesta-light-{stamp}"))
+    dirs.data
+        .join("demo")
+        .join(format!("the-hesta-light-{stamp}"))
 }
 
 pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
@@ -45,7 +48,12 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
     install(&dest)?;
     let engine = Arc::new(open_engine(&dest, &dirs)?);
     let session = engine
-        .create_session("leader.default", Mode::Normal, "Review the opening, continue chapter 3", None)
+        .create_session(
+            "leader.default",
+            Mode::Normal,
+            "Review the opening, continue chapter 3",
+            None,
+        )
         .map_err(Failure::usage)?;
     let provider = Arc::new(
         ReplayProvider::parse(DEMO_SCRIPT, "demo-leader.jsonl")
@@ -56,7 +64,10 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
     let runner = {
         let (engine, id, cancel) = (engine.clone(), session.id.clone(), cancel.clone());
         tokio::spawn(async move {
-            let opts = RunOptions { approval: Approval::Queue, cancel };
+            let opts = RunOptions {
+                approval: Approval::Queue,
+                cancel,
+            };
             if let Err(e) = run_agent(engine, id, provider, DEMO_PROMPT.to_string(), opts).await {
                 tracing::error!("demo session failed: {e}");
             }

@@ -19,7 +19,11 @@ use crate::engine::{Engine, Mode};
 use crate::workspace::Workspace;
 
 #[derive(Parser, Debug)]
-#[command(name = "nbook", version, about = "A terminal workbench for writing long novels with AI agents")]
+#[command(
+    name = "nbook",
+    version,
+    about = "A terminal workbench for writing long novels with AI agents"
+)]
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     /// Project folder to open in the TUI (default: the current folder)
@@ -119,10 +123,16 @@ pub struct Failure {
 
 impl Failure {
     pub fn usage(message: impl std::fmt::Display) -> Failure {
-        Failure { code: exit::USAGE, message: message.to_string() }
+        Failure {
+            code: exit::USAGE,
+            message: message.to_string(),
+        }
     }
     pub fn tool(message: impl std::fmt::Display) -> Failure {
-        Failure { code: exit::TOOL_ERROR, message: message.to_string() }
+        Failure {
+            code: exit::TOOL_ERROR,
+            message: message.to_string(),
+        }
     }
 }
 
@@ -131,12 +141,19 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { exit::USAGE } else { exit::OK });
+            return ExitCode::from(if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            });
         }
     };
     let dirs = Dirs::resolve();
     let _log_guard = init_logging(&dirs);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("nbook: cannot start the async runtime: {e}");
@@ -159,20 +176,69 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
     match cli.command {
         None => open::open(cli.path.unwrap_or_else(|| PathBuf::from(".")), dirs).await,
         Some(Command::Init { path, title }) => {
-            let ws = crate::workspace::init::init(&path, title.as_deref()).map_err(Failure::usage)?;
+            let ws =
+                crate::workspace::init::init(&path, title.as_deref()).map_err(Failure::usage)?;
             crate::store::open(&ws.db_path()).map_err(Failure::tool)?;
-            println!("Created project '{}' at {}", ws.title(), ws.root().display());
+            println!(
+                "Created project '{}' at {}",
+                ws.title(),
+                ws.root().display()
+            );
             println!("Open it with: nbook {}", path.display());
             Ok(exit::OK)
         }
         Some(Command::Demo { dir }) => demo::demo(dir, dirs).await,
-        Some(Command::Tools { profile, json, project }) => tools::tools(profile, json, project, &dirs),
-        Some(Command::Call { tool, project, profile, mode, approve, reject, args }) => {
-            call::call(call::CallArgs { tool, project, profile, mode, approve, reject, args }, dirs).await
+        Some(Command::Tools {
+            profile,
+            json,
+            project,
+        }) => tools::tools(profile, json, project, &dirs),
+        Some(Command::Call {
+            tool,
+            project,
+            profile,
+            mode,
+            approve,
+            reject,
+            args,
+        }) => {
+            call::call(
+                call::CallArgs {
+                    tool,
+                    project,
+                    profile,
+                    mode,
+                    approve,
+                    reject,
+                    args,
+                },
+                dirs,
+            )
+            .await
         }
-        Some(Command::Run { project, profile, message, model, provider, script, mode, approve_all, reject_all }) => {
+        Some(Command::Run {
+            project,
+            profile,
+            message,
+            model,
+            provider,
+            script,
+            mode,
+            approve_all,
+            reject_all,
+        }) => {
             run::run(
-                run::RunArgs { project, profile, message, model, provider, script, mode, approve_all, reject_all },
+                run::RunArgs {
+                    project,
+                    profile,
+                    message,
+                    model,
+                    provider,
+                    script,
+                    mode,
+                    approve_all,
+                    reject_all,
+                },
                 dirs,
             )
             .await
@@ -199,6 +265,11 @@ fn init_logging(dirs: &Dirs) -> Option<tracing_appender::non_blocking::WorkerGua
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("NBOOK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer).with_ansi(false).try_init().ok()?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .try_init()
+        .ok()?;
     Some(guard)
 }

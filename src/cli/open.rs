@@ -12,9 +12,19 @@ pub async fn open(path: PathBuf, dirs: Dirs) -> Result<u8, Failure> {
     launch(engine, dirs, None).await
 }
 
-pub async fn launch(engine: Arc<crate::engine::Engine>, dirs: Dirs, focus_session: Option<String>) -> Result<u8, Failure> {
-    tui::run(engine, TuiOptions { dirs, focus_session })
-        .await
-        .map_err(Failure::tool)?;
+pub async fn launch(
+    engine: Arc<crate::engine::Engine>,
+    dirs: Dirs,
+    focus_session: Option<String>,
+) -> Result<u8, Failure> {
+    tui::run(
+        engine,
+        TuiOptions {
+            dirs,
+            focus_session,
+        },
+    )
+    .await
+    .map_err(Failure::tool)?;
     Ok(exit::OK)
 }

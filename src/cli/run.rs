@@ -27,12 +27,17 @@ pub struct RunArgs {
 fn provider_for(a: &RunArgs) -> Result<Arc<dyn Provider>, Failure> {
     let from_config = |model: Option<&str>| -> Result<Arc<dyn Provider>, Failure> {
         // The same config the engine loads: global, then the project's `.nbook/config.toml`.
-        let config = crate::config::Config::load(&Dirs::resolve(), Some(&a.project)).map_err(Failure::usage)?;
+        let config = crate::config::Config::load(&Dirs::resolve(), Some(&a.project))
+            .map_err(Failure::usage)?;
         let key = match model {
             Some(m) => m.to_string(),
             None => crate::agent::default_model_key(&config, &a.profile)
                 .map(str::to_string)
-                .ok_or_else(|| Failure::usage("choose a model: --model NAME, or --provider replay --script FILE"))?,
+                .ok_or_else(|| {
+                    Failure::usage(
+                        "choose a model: --model NAME, or --provider replay --script FILE",
+                    )
+                })?,
         };
         crate::agent::build_provider(&config, &key).map_err(Failure::usage)
     };
@@ -60,11 +65,21 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
         }
     });
     let title: String = a.message.chars().take(60).collect();
-    let session = engine.create_session(&a.profile, a.mode, &title, None).map_err(Failure::usage)?;
+    let session = engine
+        .create_session(&a.profile, a.mode, &title, None)
+        .map_err(Failure::usage)?;
     let approval = if a.approve_all {
-        Approval::Auto { decision: Decision::Approve, by: "cli" }
+        Approval::Auto {
+            decision: Decision::Approve,
+            by: "cli",
+        }
     } else if a.reject_all {
-        Approval::Auto { decision: Decision::Reject { reason: Some("rejected with --reject-all".into()) }, by: "cli" }
+        Approval::Auto {
+            decision: Decision::Reject {
+                reason: Some("rejected with --reject-all".into()),
+            },
+            by: "cli",
+        }
     } else {
         Approval::Fail
     };
@@ -75,14 +90,21 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
             ctrl_c.cancel();
         }
     });
-    let outcome = run_agent(engine.clone(), session.id.clone(), provider, a.message.clone(), RunOptions { approval, cancel })
-        .await
-        .map_err(Failure::tool)?;
+    let outcome = run_agent(
+        engine.clone(),
+        session.id.clone(),
+        provider,
+        a.message.clone(),
+        RunOptions { approval, cancel },
+    )
+    .await
+    .map_err(Failure::tool)?;
     // Let the printer drain what the run emitted, then stop it.
     tokio::task::yield_now().await;
     drop(engine);
     let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
-    let summary = serde_json::json!({"event": "run_finished", "session_id": session.id, "outcome": outcome});
+    let summary =
+        serde_json::json!({"event": "run_finished", "session_id": session.id, "outcome": outcome});
     println!("{summary}");
     Ok(if outcome.error.is_some() {
         exit::TOOL_ERROR

@@ -9,14 +9,23 @@ pub fn sessions(project: &Path, json: bool, dirs: Dirs) -> Result<u8, Failure> {
     let engine = open_engine(project, &dirs)?;
     let list = engine.sessions();
     if json {
-        println!("{}", serde_json::to_string_pretty(&list).map_err(Failure::tool)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&list).map_err(Failure::tool)?
+        );
         return Ok(exit::OK);
     }
     if list.is_empty() {
-        println!("No sessions yet. Start one with `nbook run --project {} --message …` or in the TUI.", project.display());
+        println!(
+            "No sessions yet. Start one with `nbook run --project {} --message …` or in the TUI.",
+            project.display()
+        );
         return Ok(exit::OK);
     }
-    println!("{:<6} {:<16} {:<8} {:<22} {:>8} {:>9}  TITLE", "ID", "PROFILE", "MODE", "STATE", "TOKENS", "COST");
+    println!(
+        "{:<6} {:<16} {:<8} {:<22} {:>8} {:>9}  TITLE",
+        "ID", "PROFILE", "MODE", "STATE", "TOKENS", "COST"
+    );
     for s in list {
         println!(
             "{:<6} {:<16} {:<8} {:<22} {:>8} {:>9.4}  {}",

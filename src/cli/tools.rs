@@ -19,7 +19,12 @@ struct Row {
     profiles: Vec<String>,
 }
 
-pub fn tools(profile: Option<String>, json: bool, project: Option<PathBuf>, dirs: &Dirs) -> Result<u8, Failure> {
+pub fn tools(
+    profile: Option<String>,
+    json: bool,
+    project: Option<PathBuf>,
+    dirs: &Dirs,
+) -> Result<u8, Failure> {
     let mut extra = vec![dirs.config.join("profiles")];
     if let Some(p) = project {
         extra.push(p.join(".nbook").join("profiles"));
@@ -31,7 +36,11 @@ pub fn tools(profile: Option<String>, json: bool, project: Option<PathBuf>, dirs
     let mut registry = Registry::default();
     crate::tools::register_all(&mut registry).map_err(Failure::tool)?;
     let users = |tool: &str| -> Vec<String> {
-        profiles.iter().filter(|p| p.allows(tool)).map(|p| p.key.clone()).collect()
+        profiles
+            .iter()
+            .filter(|p| p.allows(tool))
+            .map(|p| p.key.clone())
+            .collect()
     };
     let mut rows: Vec<Row> = registry
         .iter()
@@ -61,14 +70,37 @@ pub fn tools(profile: Option<String>, json: bool, project: Option<PathBuf>, dirs
         }
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&rows).map_err(Failure::tool)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(Failure::tool)?
+        );
         return Ok(exit::OK);
     }
-    let label = |r: &Row| if r.available { r.name.clone() } else { format!("{} (later stage)", r.name) };
-    let width = rows.iter().map(|r| label(r).len()).max().unwrap_or(4).max(4);
-    println!("{:<width$}  {:<8} {:<8} PROFILES", "TOOL", "GROUP", "MUTATES");
+    let label = |r: &Row| {
+        if r.available {
+            r.name.clone()
+        } else {
+            format!("{} (later stage)", r.name)
+        }
+    };
+    let width = rows
+        .iter()
+        .map(|r| label(r).len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!(
+        "{:<width$}  {:<8} {:<8} PROFILES",
+        "TOOL", "GROUP", "MUTATES"
+    );
     for r in &rows {
-        println!("{:<width$}  {:<8} {:<8} {}", label(r), r.group, r.mutates, r.profiles.join(" "));
+        println!(
+            "{:<width$}  {:<8} {:<8} {}",
+            label(r),
+            r.group,
+            r.mutates,
+            r.profiles.join(" ")
+        );
     }
     Ok(exit::OK)
 }

@@ -85,6 +85,16 @@ pub struct TreeOverview {
     pub open_decisions: usize,
 }
 
+/// A scene's title and where it sits (for the Story pane's search over titles).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SceneTitleRow {
+    pub id: i64,
+    pub thread_id: i64,
+    pub chapter_id: Option<i64>,
+    pub title: String,
+    pub status: String,
+}
+
 #[derive(Default)]
 struct ChapterFacts {
     scenes: usize,
@@ -220,6 +230,27 @@ impl Plot<'_> {
             open_promises,
             open_decisions,
         })
+    }
+
+    /// Every scene's title, thread and chapter (archived included), in one query: the
+    /// haystack of the Story pane's fuzzy search.
+    pub fn scene_titles(&mut self) -> PlotResult<Vec<SceneTitleRow>> {
+        let Some(story) = self.story_id()? else {
+            return Ok(Vec::new());
+        };
+        self.all(
+            "SELECT \"id\",\"threadId\",\"chapterId\",\"title\",\"status\" FROM \"StoryScene\" WHERE \"storyId\" = ?1 ORDER BY \"threadId\", \"threadSortOrder\", \"id\"",
+            [story],
+            |r| {
+                Ok(SceneTitleRow {
+                    id: r.get(0)?,
+                    thread_id: r.get(1)?,
+                    chapter_id: r.get(2)?,
+                    title: r.get(3)?,
+                    status: r.get(4)?,
+                })
+            },
+        )
     }
 
     /// The promise ledger: open first, importance high → low, id; with stage and beat stats.

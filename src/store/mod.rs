@@ -88,7 +88,8 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
         };
         let tx = conn.transaction().map_err(fail)?;
         tx.execute_batch(sql).map_err(fail)?;
-        tx.pragma_update(None, "user_version", version).map_err(fail)?;
+        tx.pragma_update(None, "user_version", version)
+            .map_err(fail)?;
         tx.commit().map_err(fail)?;
     }
     Ok(())
@@ -141,7 +142,9 @@ mod tests {
             )
             .unwrap();
         assert_eq!(v, "1");
-        let fk: i64 = conn.query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+        let fk: i64 = conn
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(fk, 1);
     }
 
@@ -153,10 +156,13 @@ mod tests {
         {
             let c = Connection::open(&p).unwrap();
             c.execute_batch(MIGRATIONS[0]).unwrap();
-            c.execute("INSERT INTO Story (title) VALUES ('Kept')", []).unwrap();
+            c.execute("INSERT INTO Story (title) VALUES ('Kept')", [])
+                .unwrap();
         }
         let conn = open(&p).unwrap();
-        let t: String = conn.query_row("SELECT title FROM Story", [], |r| r.get(0)).unwrap();
+        let t: String = conn
+            .query_row("SELECT title FROM Story", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(t, "Kept");
     }
 }

@@ -12,7 +12,9 @@ use crate::workspace::Access;
 pub struct ApplyPatch;
 
 fn patch_arg(args: &Value) -> &str {
-    args.get("patch").and_then(Value::as_str).unwrap_or_default()
+    args.get("patch")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn hunk_paths(hunks: &[Hunk]) -> Vec<String> {
@@ -20,7 +22,9 @@ fn hunk_paths(hunks: &[Hunk]) -> Vec<String> {
     for h in hunks {
         match h {
             Hunk::AddFile { path, .. } | Hunk::DeleteFile { path } => out.push(path.clone()),
-            Hunk::UpdateFile { path, move_path, .. } => {
+            Hunk::UpdateFile {
+                path, move_path, ..
+            } => {
                 out.push(path.clone());
                 out.extend(move_path.clone());
             }
@@ -31,17 +35,22 @@ fn hunk_paths(hunks: &[Hunk]) -> Vec<String> {
 
 /// Parse and plan the patch in memory; nothing on disk changes.
 fn plan(ctx: &ToolCtx, args: &Value) -> Result<(Vec<Hunk>, Vec<PlannedFile>), ToolError> {
-    let hunks = patch::parse_patch(patch_arg(args)).map_err(|e| ToolError::failed(e.to_string()))?;
+    let hunks =
+        patch::parse_patch(patch_arg(args)).map_err(|e| ToolError::failed(e.to_string()))?;
     for p in hunk_paths(&hunks) {
         ctx.workspace
             .resolve(&p, Access::Write)
             .map_err(|e| ToolError::failed(e.to_string()))?;
     }
     let mut read = |p: &str| -> Result<Option<String>, String> {
-        let r = ctx.workspace.resolve(p, Access::Write).map_err(|e| e.to_string())?;
+        let r = ctx
+            .workspace
+            .resolve(p, Access::Write)
+            .map_err(|e| e.to_string())?;
         read_text(&r).map_err(|e| e.to_string())
     };
-    let planned = patch::plan_patch(&hunks, &mut read).map_err(|e| ToolError::failed(e.to_string()))?;
+    let planned =
+        patch::plan_patch(&hunks, &mut read).map_err(|e| ToolError::failed(e.to_string()))?;
     Ok((hunks, planned))
 }
 
@@ -91,7 +100,11 @@ impl Tool for ApplyPatch {
                         patch::unified_diff(&path, previous.as_deref().unwrap_or(""), content);
                     FileChange {
                         path,
-                        kind: if previous.is_some() { ChangeKind::Update } else { ChangeKind::Add },
+                        kind: if previous.is_some() {
+                            ChangeKind::Update
+                        } else {
+                            ChangeKind::Add
+                        },
                         move_to: None,
                         diff,
                         added,
@@ -100,7 +113,14 @@ impl Tool for ApplyPatch {
                 }
                 PlannedKind::Delete { old } => {
                     let (diff, added, removed) = patch::unified_diff(&path, old, "");
-                    FileChange { path, kind: ChangeKind::Delete, move_to: None, diff, added, removed }
+                    FileChange {
+                        path,
+                        kind: ChangeKind::Delete,
+                        move_to: None,
+                        diff,
+                        added,
+                        removed,
+                    }
                 }
                 PlannedKind::Update { old, new, move_to } => {
                     let (diff, added, removed) = patch::unified_diff(&path, old, new);
@@ -116,11 +136,16 @@ impl Tool for ApplyPatch {
             };
             changes.push(change);
         }
-        let (added, removed) = changes.iter().fold((0, 0), |(a, r), c| (a + c.added, r + c.removed));
+        let (added, removed) = changes
+            .iter()
+            .fold((0, 0), |(a, r), c| (a + c.added, r + c.removed));
         let mut targets = Vec::new();
         for p in hunk_paths(&hunks) {
             if let Ok(r) = ctx.workspace.resolve(&p, Access::Write) {
-                targets.push(TargetState { key: r.display.clone(), fingerprint: fingerprint(&r.abs) });
+                targets.push(TargetState {
+                    key: r.display.clone(),
+                    fingerprint: fingerprint(&r.abs),
+                });
             }
         }
         Ok(Preview {
@@ -136,12 +161,19 @@ impl Tool for ApplyPatch {
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let (hunks, planned) = plan(ctx, args)?;
         let resolve = |p: &str| -> Result<std::path::PathBuf, String> {
-            ctx.workspace.resolve(p, Access::Write).map(|r| r.abs).map_err(|e| e.to_string())
+            ctx.workspace
+                .resolve(p, Access::Write)
+                .map(|r| r.abs)
+                .map_err(|e| e.to_string())
         };
-        let lines = patch::commit_plan(&planned, &resolve).map_err(|e| ToolError::failed(e.to_string()))?;
+        let lines =
+            patch::commit_plan(&planned, &resolve).map_err(|e| ToolError::failed(e.to_string()))?;
         let changed: Vec<String> = hunk_paths(&hunks).iter().map(|p| display(ctx, p)).collect();
         Ok(ToolOutput {
-            content: format!("Success. Updated the following files:\n{}", lines.join("\n")),
+            content: format!(
+                "Success. Updated the following files:\n{}",
+                lines.join("\n")
+            ),
             details: Some(json!({"files": lines})),
             changed_paths: changed,
             state_updates: Vec::new(),

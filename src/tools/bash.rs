@@ -19,7 +19,9 @@ const TAIL_BYTES: usize = 50 * 1024;
 pub struct Bash;
 
 fn command_arg(args: &Value) -> &str {
-    args.get("command").and_then(Value::as_str).unwrap_or_default()
+    args.get("command")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 fn timeout_arg(args: &Value) -> u64 {
@@ -34,13 +36,19 @@ pub fn tail(text: &str) -> (String, bool) {
     let lines: Vec<&str> = text.lines().collect();
     let mut start = lines.len().saturating_sub(TAIL_LINES);
     let mut cut = start > 0;
-    while start < lines.len() && lines[start..].iter().map(|l| l.len() + 1).sum::<usize>() > TAIL_BYTES {
+    while start < lines.len()
+        && lines[start..].iter().map(|l| l.len() + 1).sum::<usize>() > TAIL_BYTES
+    {
         start += 1;
         cut = true;
     }
     let mut out = lines[start..].join("\n");
     if cut {
-        out = format!("[output cut: showing the last {} of {} lines]\n{out}", lines.len() - start, lines.len());
+        out = format!(
+            "[output cut: showing the last {} of {} lines]\n{out}",
+            lines.len() - start,
+            lines.len()
+        );
     }
     (out, cut)
 }
@@ -108,8 +116,18 @@ impl Tool for Bash {
                 buf
             })
         };
-        let out = drain(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
-        let err = drain(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+        let out = drain(
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
+        let err = drain(
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn Read + Send>),
+        );
         let started = Instant::now();
         let status = loop {
             match child.try_wait() {
@@ -137,14 +155,19 @@ impl Tool for Bash {
                 timeout.as_secs()
             ))),
             Some(s) if s.success() => Ok(ToolOutput {
-                content: if shown.is_empty() { "(no output)".into() } else { shown },
+                content: if shown.is_empty() {
+                    "(no output)".into()
+                } else {
+                    shown
+                },
                 details: Some(json!({"exitCode": 0, "truncated": truncated})),
                 changed_paths: Vec::new(),
                 state_updates: Vec::new(),
             }),
             Some(s) => Err(ToolError::failed(format!(
                 "command exited with {}\n{shown}",
-                s.code().map_or("a signal".to_string(), |c| format!("code {c}"))
+                s.code()
+                    .map_or("a signal".to_string(), |c| format!("code {c}"))
             ))),
         }
     }
@@ -156,7 +179,10 @@ use std::os::unix::process::CommandExt;
 fn kill_group(child: &mut std::process::Child) {
     let pid = child.id() as i32;
     // Signal the group with the `kill` utility; no libc binding needed.
-    let _ = Command::new("kill").arg("-KILL").arg(format!("-{pid}")).status();
+    let _ = Command::new("kill")
+        .arg("-KILL")
+        .arg(format!("-{pid}"))
+        .status();
     let _ = child.kill();
     let _ = child.wait();
 }

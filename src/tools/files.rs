@@ -42,11 +42,17 @@ pub fn fingerprint(path: &std::path::Path) -> String {
 /// Read a text file for editing. Missing → `Ok(None)`; binary or unreadable → error.
 pub fn read_text(r: &Resolved) -> Result<Option<String>, ToolError> {
     if r.abs.is_dir() {
-        return Err(ToolError::failed(format!("{} is a folder, not a file", r.display)));
+        return Err(ToolError::failed(format!(
+            "{} is a folder, not a file",
+            r.display
+        )));
     }
     match std::fs::read(&r.abs) {
         Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
-            ToolError::failed(format!("{} is not UTF-8 text; the file tools only edit text", r.display))
+            ToolError::failed(format!(
+                "{} is not UTF-8 text; the file tools only edit text",
+                r.display
+            ))
         }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ToolError::failed(format!("cannot read {}: {e}", r.display))),
@@ -57,7 +63,11 @@ fn file_change(display: &str, old: Option<&str>, new: &str) -> FileChange {
     let (diff, added, removed) = unified_diff(display, old.unwrap_or(""), new);
     FileChange {
         path: display.to_string(),
-        kind: if old.is_some() { ChangeKind::Update } else { ChangeKind::Add },
+        kind: if old.is_some() {
+            ChangeKind::Update
+        } else {
+            ChangeKind::Add
+        },
         move_to: None,
         diff,
         added,
@@ -111,20 +121,32 @@ impl Tool for Read {
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let r = resolve(ctx, str_arg(args, "path"), Access::Read)?;
-        let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(1).max(1) as usize;
+        let offset = args
+            .get("offset")
+            .and_then(Value::as_u64)
+            .unwrap_or(1)
+            .max(1) as usize;
         let limit = args
             .get("limit")
             .and_then(Value::as_u64)
             .map(|l| (l as usize).min(READ_MAX_LINES))
             .unwrap_or(READ_MAX_LINES);
-        let numbers = args.get("lineNumbers").and_then(Value::as_bool).unwrap_or(false);
+        let numbers = args
+            .get("lineNumbers")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         read_window(&r, offset, limit, numbers)
     }
 }
 
 /// Stream the file: never holds more than the returned window in memory, so a huge file is
 /// as safe to read as a small one.
-fn read_window(r: &Resolved, offset: usize, limit: usize, numbers: bool) -> Result<ToolOutput, ToolError> {
+fn read_window(
+    r: &Resolved,
+    offset: usize,
+    limit: usize,
+    numbers: bool,
+) -> Result<ToolOutput, ToolError> {
     if r.abs.is_dir() {
         return Err(ToolError::failed(format!(
             "{} is a folder; use bash (ls, rg --files) to list it",
@@ -137,7 +159,10 @@ fn read_window(r: &Resolved, offset: usize, limit: usize, numbers: bool) -> Resu
     })?;
     let mut reader = BufReader::new(file);
     let mut head = [0u8; 8192];
-    let n = reader.get_mut().read(&mut head).map_err(|e| ToolError::failed(e.to_string()))?;
+    let n = reader
+        .get_mut()
+        .read(&mut head)
+        .map_err(|e| ToolError::failed(e.to_string()))?;
     if head[..n].contains(&0) {
         let size = std::fs::metadata(&r.abs).map(|m| m.len()).unwrap_or(0);
         return Err(ToolError::failed(format!(
@@ -145,7 +170,8 @@ fn read_window(r: &Resolved, offset: usize, limit: usize, numbers: bool) -> Resu
             r.display
         )));
     }
-    let mut reader = BufReader::new(std::io::Cursor::new(head[..n].to_vec()).chain(reader.into_inner()));
+    let mut reader =
+        BufReader::new(std::io::Cursor::new(head[..n].to_vec()).chain(reader.into_inner()));
     let mut out = String::new();
     let mut total = 0usize;
     let mut end_line = offset.saturating_sub(1);
@@ -169,7 +195,11 @@ fn read_window(r: &Resolved, offset: usize, limit: usize, numbers: bool) -> Resu
         let line = line.strip_suffix('\n').unwrap_or(&line);
         let line = line.strip_suffix('\r').unwrap_or(line);
         let line = clip_line(line);
-        let rendered = if numbers { format!("{total:>6}\t{line}\n") } else { format!("{line}\n") };
+        let rendered = if numbers {
+            format!("{total:>6}\t{line}\n")
+        } else {
+            format!("{line}\n")
+        };
         if out.len() + rendered.len() > READ_MAX_BYTES && total > offset {
             truncated_by_bytes = true;
             continue;
@@ -218,7 +248,12 @@ fn clip_line(line: &str) -> std::borrow::Cow<'_, str> {
     while !line.is_char_boundary(cut) {
         cut -= 1;
     }
-    format!("{} … [line cut at {READ_MAX_BYTES} bytes of {}]", &line[..cut], line.len()).into()
+    format!(
+        "{} … [line cut at {READ_MAX_BYTES} bytes of {}]",
+        &line[..cut],
+        line.len()
+    )
+    .into()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,7 +305,9 @@ impl Tool for Write {
                 key: r.display.clone(),
                 fingerprint: fingerprint(&r.abs),
             }],
-            body: PreviewBody::Files { changes: vec![change] },
+            body: PreviewBody::Files {
+                changes: vec![change],
+            },
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
@@ -281,7 +318,11 @@ impl Tool for Write {
         let content = str_arg(args, "content");
         write_file(&r, content)?;
         Ok(ToolOutput {
-            content: format!("Successfully wrote {} bytes to {}", content.len(), r.display),
+            content: format!(
+                "Successfully wrote {} bytes to {}",
+                content.len(),
+                r.display
+            ),
             details: None,
             changed_paths: vec![r.display],
             state_updates: Vec::new(),
@@ -295,13 +336,19 @@ pub struct Edit;
 
 /// Apply `edits` (each `oldText` unique in `original`, no overlaps) and return the new text
 /// and the first changed line (1-based).
-pub fn apply_edits(display: &str, original: &str, edits: &[Value]) -> Result<(String, usize), ToolError> {
+pub fn apply_edits(
+    display: &str,
+    original: &str,
+    edits: &[Value],
+) -> Result<(String, usize), ToolError> {
     let mut spans: Vec<(usize, usize, &str, usize)> = Vec::new();
     for (i, e) in edits.iter().enumerate() {
         let old = str_arg(e, "oldText");
         let new = str_arg(e, "newText");
         if old.is_empty() {
-            return Err(ToolError::failed(format!("edits[{i}].oldText is empty; give the exact text to replace")));
+            return Err(ToolError::failed(format!(
+                "edits[{i}].oldText is empty; give the exact text to replace"
+            )));
         }
         let mut found = original.match_indices(old);
         let Some((start, _)) = found.next() else {
@@ -335,16 +382,29 @@ pub fn apply_edits(display: &str, original: &str, edits: &[Value]) -> Result<(St
         cursor = *end;
     }
     out.push_str(&original[cursor..]);
-    let first = spans.first().map(|s| original[..s.0].matches('\n').count() + 1).unwrap_or(1);
+    let first = spans
+        .first()
+        .map(|s| original[..s.0].matches('\n').count() + 1)
+        .unwrap_or(1);
     Ok((out, first))
 }
 
-fn planned_edit(ctx: &ToolCtx, args: &Value) -> Result<(Resolved, String, String, usize), ToolError> {
+fn planned_edit(
+    ctx: &ToolCtx,
+    args: &Value,
+) -> Result<(Resolved, String, String, usize), ToolError> {
     let r = resolve(ctx, str_arg(args, "path"), Access::Write)?;
     let original = read_text(&r)?.ok_or_else(|| {
-        ToolError::failed(format!("{} does not exist; use write to create it", r.display))
+        ToolError::failed(format!(
+            "{} does not exist; use write to create it",
+            r.display
+        ))
     })?;
-    let edits = args.get("edits").and_then(Value::as_array).cloned().unwrap_or_default();
+    let edits = args
+        .get("edits")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let (new, first) = apply_edits(&r.display, &original, &edits)?;
     Ok((r, original, new, first))
 }
@@ -391,7 +451,10 @@ impl Tool for Edit {
     fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
         let (r, original, new, _) = planned_edit(ctx, args)?;
         let change = file_change(&r.display, Some(&original), &new);
-        let blocks = args.get("edits").and_then(Value::as_array).map_or(0, Vec::len);
+        let blocks = args
+            .get("edits")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
         Ok(Preview {
             summary: format!(
                 "Edit {} ({} block{}, +{} -{})",
@@ -405,14 +468,19 @@ impl Tool for Edit {
                 key: r.display.clone(),
                 fingerprint: fingerprint(&r.abs),
             }],
-            body: PreviewBody::Files { changes: vec![change] },
+            body: PreviewBody::Files {
+                changes: vec![change],
+            },
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let (r, original, new, first) = planned_edit(ctx, args)?;
         write_file(&r, &new)?;
         let (diff, _, _) = unified_diff(&r.display, &original, &new);
-        let blocks = args.get("edits").and_then(Value::as_array).map_or(0, Vec::len);
+        let blocks = args
+            .get("edits")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
         Ok(ToolOutput {
             content: format!("Successfully replaced {blocks} block(s) in {}", r.display),
             details: Some(json!({"diff": diff, "firstChangedLine": first})),
@@ -430,14 +498,30 @@ mod tests {
     #[test]
     fn edits_apply_against_the_original_and_reject_ambiguity() {
         let text = "alpha beta gamma\nbeta\n";
-        let (out, first) = apply_edits("f", text, &[json!({"oldText": "gamma", "newText": "G"}), json!({"oldText": "alpha", "newText": "A"})]).unwrap();
+        let (out, first) = apply_edits(
+            "f",
+            text,
+            &[
+                json!({"oldText": "gamma", "newText": "G"}),
+                json!({"oldText": "alpha", "newText": "A"}),
+            ],
+        )
+        .unwrap();
         assert_eq!(out, "A beta G\nbeta\n");
         assert_eq!(first, 1);
         let e = apply_edits("f", text, &[json!({"oldText": "beta", "newText": "x"})]).unwrap_err();
         assert!(e.to_string().contains("occurs 2 times"));
         let e = apply_edits("f", text, &[json!({"oldText": "delta", "newText": "x"})]).unwrap_err();
         assert!(e.to_string().contains("not found"));
-        let e = apply_edits("f", text, &[json!({"oldText": "alpha beta", "newText": "x"}), json!({"oldText": "beta gamma", "newText": "y"})]).unwrap_err();
+        let e = apply_edits(
+            "f",
+            text,
+            &[
+                json!({"oldText": "alpha beta", "newText": "x"}),
+                json!({"oldText": "beta gamma", "newText": "y"}),
+            ],
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("overlap"));
     }
 }

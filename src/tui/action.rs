@@ -8,11 +8,13 @@ use std::sync::Arc;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::engine::{Decision, EngineEvent, LogLine, Mode, PendingCall, SessionInfo};
-use crate::store::overview::{StoryOverview, WorldOverview};
 
 use super::files::finder::FinderMatch;
 use super::files::markdown::PreviewDoc;
 use super::files::tree::DirEntry;
+use super::story::data::StoryData;
+use super::story::jobs::{StoryJob, StoryJobResult};
+use super::world::jobs::{WorldJob, WorldJobResult};
 
 macro_rules! commands {
     ($($variant:ident = $name:literal : $desc:literal,)*) => {
@@ -70,6 +72,32 @@ commands! {
     Confirm = "confirm": "Confirm the dialog",
     PrevItem = "prev_item": "Previous item (lists) · cursor up (editor)",
     NextItem = "next_item": "Next item (lists) · cursor down (editor)",
+    StoryToggleTree = "story_toggle_tree": "Story: switch between the carrier tree (acts → chapters) and the causal tree (phases → threads)",
+    StoryPromises = "story_promises": "Story: show the promise ledger (again: back to the tree)",
+    StoryDecisions = "story_decisions": "Story: show the decision ledger (again: back to the tree)",
+    StoryBrief = "story_brief": "Story: show the writer brief of the selected chapter on the right (again: the detail)",
+    StoryJumpChapter = "story_jump_chapter": "Story: jump from the selected scene to its chapter",
+    StoryJumpThread = "story_jump_thread": "Story: jump from the selected scene to its thread",
+    StoryFilter = "story_filter": "Story: filter by status (each press shows the next status, then all)",
+    StorySearch = "story_search": "Story: fuzzy search over the titles of the whole story",
+    StoryEdit = "story_edit": "Story: edit the selected record's fields (JSON)",
+    StoryArchive = "story_archive": "Story: archive the thread or scene, abandon the promise, drop the decision",
+    StoryDelete = "story_delete": "Story: delete the selected record for good (asks first, lists what cascades)",
+    WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
+    WorldForward = "world_forward": "World: move the cursor forward one zoom unit",
+    WorldPrevSlice = "world_prev_slice": "World: move the cursor to the previous slice",
+    WorldNextSlice = "world_next_slice": "World: move the cursor to the next slice",
+    WorldFirst = "world_first": "World: move the cursor to the first slice of the timeline",
+    WorldLast = "world_last": "World: move the cursor to the last slice of the timeline",
+    WorldZoomIn = "world_zoom_in": "World: zoom in (year → month → day → hour)",
+    WorldZoomOut = "world_zoom_out": "World: zoom out (hour → day → month → year)",
+    WorldJump = "world_jump": "World: jump the cursor to a time typed in the project calendar",
+    WorldFilter = "world_filter": "World: show subjects of the next type (then all types)",
+    WorldMark = "world_mark": "World: mark instant A at the cursor for the diff (again on A: clear)",
+    WorldState = "world_state": "World: show the selected subject's state at the cursor",
+    WorldTrack = "world_track": "World: show the slices that touched the selected subject, with their patches",
+    WorldDiff = "world_diff": "World: show what changed in the selected subject from A to the cursor",
+    WorldIssues = "world_issues": "World: show every subject's issues at the cursor, with explanations",
 }
 
 impl Command {
@@ -83,6 +111,16 @@ impl Command {
             self,
             Command::Approve | Command::ApproveSession | Command::Reject | Command::EditArgs
         )
+    }
+
+    /// Commands of the Story pane (run from the palette they focus it first).
+    pub fn is_story(self) -> bool {
+        self.name().starts_with("story_")
+    }
+
+    /// Commands of the World pane (run from the palette they focus it first).
+    pub fn is_world(self) -> bool {
+        self.name().starts_with("world_")
     }
 }
 
@@ -130,11 +168,17 @@ pub enum Action {
     },
     StoryLoaded {
         ticket: Ticket,
-        result: Result<StoryOverview, String>,
+        result: Result<StoryData, String>,
     },
-    WorldLoaded {
+    /// A Story pane job finished (scenes, detail, search, edit form, preview, write).
+    StoryJobDone {
         ticket: Ticket,
-        result: Result<WorldOverview, String>,
+        result: StoryJobResult,
+    },
+    /// A World pane job finished (load, subjects, counts, slices, track, issues).
+    WorldJobDone {
+        ticket: Ticket,
+        result: WorldJobResult,
     },
     /// Edited arguments were checked by the engine; `Ok` means the edit was sent.
     EditChecked {
@@ -185,8 +229,13 @@ pub enum Effect {
     LoadStory {
         ticket: Ticket,
     },
-    LoadWorld {
+    StoryJob {
         ticket: Ticket,
+        job: StoryJob,
+    },
+    WorldJob {
+        ticket: Ticket,
+        job: WorldJob,
     },
     Quit,
 }

@@ -16,10 +16,11 @@ use super::input::Overlay;
 use super::keymap::{Context, Keymap};
 use super::keys::Key;
 use super::sessions::SessionsState;
+use super::story::StoryState;
 use super::theme::Theme;
 use super::view::layout::{regions, Regions};
+use super::world::WorldState;
 use crate::engine::{PendingCall, SessionInfo, SessionState};
-use crate::store::overview::{StoryOverview, WorldOverview};
 
 /// Approval keys are ignored this long after the last keystroke in a text input.
 pub const TYPING_GUARD: Duration = Duration::from_secs(1);
@@ -92,18 +93,6 @@ pub struct StatusMsg {
     pub until: Option<Instant>,
 }
 
-/// Data loaded off the UI task for the Story and World panes.
-#[derive(Clone, Debug, Default)]
-pub struct Loadable<T> {
-    pub data: Option<T>,
-    pub error: Option<String>,
-    pub loading: Option<Ticket>,
-    /// Something changed since the last load (reloaded when the pane is visible).
-    pub stale: bool,
-    pub scroll: usize,
-    pub detail_scroll: usize,
-}
-
 /// What a new `AppState` starts from.
 pub struct AppInit {
     pub title: String,
@@ -129,8 +118,8 @@ pub struct AppState {
     pub files: FilesState,
     pub approvals: ApprovalsState,
     pub sessions: SessionsState,
-    pub story: Loadable<StoryOverview>,
-    pub world: Loadable<WorldOverview>,
+    pub story: StoryState,
+    pub world: WorldState,
     pub status: Option<StatusMsg>,
     pub notices: Vec<String>,
     /// Last keystroke into a text input (for the typing guard).
@@ -155,8 +144,8 @@ impl AppState {
             files: FilesState::default(),
             approvals: ApprovalsState::default(),
             sessions: SessionsState::new(init.sessions),
-            story: Loadable::default(),
-            world: Loadable::default(),
+            story: StoryState::default(),
+            world: WorldState::default(),
             status: None,
             notices: init.notices,
             last_typed: None,
@@ -275,7 +264,8 @@ impl AppState {
             Action::Resize(w, h) => {
                 self.size = (w, h);
                 self.clamp_scrolls();
-                Vec::new()
+                // The World pane's strip has one bucket per column.
+                self.world_sync()
             }
             Action::Tick => self.tick(),
             Action::Engine(ev) => self.engine_event(ev),
@@ -301,32 +291,9 @@ impl AppState {
                 session_id,
                 result,
             } => self.session_log_loaded(ticket, session_id, result),
-            Action::StoryLoaded { ticket, result } => {
-                if self.story.loading == Some(ticket) {
-                    self.story.loading = None;
-                    match result {
-                        Ok(d) => {
-                            self.story.data = Some(d);
-                            self.story.error = None;
-                        }
-                        Err(e) => self.story.error = Some(e),
-                    }
-                }
-                Vec::new()
-            }
-            Action::WorldLoaded { ticket, result } => {
-                if self.world.loading == Some(ticket) {
-                    self.world.loading = None;
-                    match result {
-                        Ok(d) => {
-                            self.world.data = Some(d);
-                            self.world.error = None;
-                        }
-                        Err(e) => self.world.error = Some(e),
-                    }
-                }
-                Vec::new()
-            }
+            Action::StoryLoaded { ticket, result } => self.story_loaded(ticket, result),
+            Action::StoryJobDone { ticket, result } => self.story_job_done(ticket, result),
+            Action::WorldJobDone { ticket, result } => self.world_job_done(ticket, result),
             Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
             Action::EffectFailed(msg) => {
                 self.error(msg);
@@ -350,9 +317,7 @@ impl AppState {
         if self.focus == Pane::Story && self.story.stale && self.story.loading.is_none() {
             fx.extend(self.load_story());
         }
-        if self.focus == Pane::World && self.world.stale && self.world.loading.is_none() {
-            fx.extend(self.load_world());
-        }
+        fx.extend(self.world_tick());
         fx
     }
 
@@ -364,17 +329,21 @@ impl AppState {
     }
 
     pub fn load_world(&mut self) -> Vec<Effect> {
-        let ticket = self.ticket();
-        self.world.loading = Some(ticket);
-        self.world.stale = false;
-        vec![Effect::LoadWorld { ticket }]
+        self.world_reload()
     }
 
     fn focus_pane(&mut self, pane: Pane) -> Vec<Effect> {
         self.focus = pane;
         match pane {
-            Pane::Story if self.story.stale && self.story.loading.is_none() => self.load_story(),
-            Pane::World if self.world.stale && self.world.loading.is_none() => self.load_world(),
+            Pane::Story => {
+                let mut fx = Vec::new();
+                if self.story.stale && self.story.loading.is_none() {
+                    fx.extend(self.load_story());
+                }
+                fx.extend(self.story_sync_detail());
+                fx
+            }
+            Pane::World => self.world_focused(),
             _ => Vec::new(),
         }
     }
@@ -447,6 +416,16 @@ impl AppState {
             Command::CycleMode => self.cycle_mode(),
             Command::Detail => self.open_detail(),
             Command::Find => self.open_finder(),
+            c if c.is_world() && self.focus != Pane::World => {
+                let mut fx = self.focus_pane(Pane::World);
+                fx.extend(self.pane_command(c));
+                fx
+            }
+            c if c.is_story() && self.focus != Pane::Story => {
+                let mut fx = self.focus_pane(Pane::Story);
+                fx.extend(self.pane_command(c));
+                fx
+            }
             _ => self.pane_command(cmd),
         }
     }

@@ -44,6 +44,10 @@ pub enum Overlay {
         call_id: String,
         scroll: usize,
     },
+    /// The Story pane's search, edit form, confirmation and note prompt.
+    Story(Box<super::story::overlay::StoryOverlay>),
+    /// The World pane's jump-to-time prompt.
+    World(Box<super::world::overlay::WorldOverlay>),
 }
 
 impl std::fmt::Debug for Overlay {
@@ -62,6 +66,8 @@ impl Overlay {
             Overlay::RejectReason { .. } => "reject_reason",
             Overlay::EditArgs { .. } => "edit_args",
             Overlay::Detail { .. } => "detail",
+            Overlay::Story(o) => o.name(),
+            Overlay::World(o) => o.name(),
         }
     }
 
@@ -75,6 +81,8 @@ impl Overlay {
             | Overlay::Finder { input, .. }
             | Overlay::RejectReason { input, .. }
             | Overlay::EditArgs { input, .. } => Some(input),
+            Overlay::Story(o) => o.text(),
+            Overlay::World(o) => o.text(),
             _ => None,
         }
     }
@@ -85,13 +93,18 @@ impl Overlay {
             | Overlay::Finder { input, .. }
             | Overlay::RejectReason { input, .. }
             | Overlay::EditArgs { input, .. } => Some(input),
+            Overlay::Story(o) => o.text_mut(),
+            Overlay::World(o) => o.text_mut(),
             _ => None,
         }
     }
 
     /// One-line fields send on Enter; the editor inserts a new line instead.
     pub fn is_multiline(&self) -> bool {
-        matches!(self, Overlay::EditArgs { .. })
+        match self {
+            Overlay::Story(o) => o.is_multiline(),
+            o => matches!(o, Overlay::EditArgs { .. }),
+        }
     }
 }
 

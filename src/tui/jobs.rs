@@ -1,5 +1,6 @@
 //! Blocking work the UI never does on its own task: listing a folder, walking every project
-//! file for the finder, reading a file for the preview, and the Story/World database queries.
+//! file for the finder, reading a file for the preview, and the World database query (the
+//! Story pane's jobs are in `story::jobs`).
 //! Plain functions so the runtime can run them with `spawn_blocking` and benches can call them.
 
 use std::io::Read;
@@ -7,7 +8,7 @@ use std::path::Path;
 
 use super::files::markdown::{PreviewDoc, PREVIEW_MAX_BYTES};
 use super::files::tree::DirEntry;
-use crate::store::overview::{StoryOverview, WorldOverview};
+use crate::store::overview::WorldOverview;
 
 fn join(root: &Path, rel: &str) -> std::path::PathBuf {
     if rel.is_empty() {
@@ -83,11 +84,6 @@ fn open(db: &Path) -> Result<rusqlite::Connection, String> {
         return Err(format!("{} does not exist yet", db.display()));
     }
     crate::store::open_read_only(db).map_err(|e| e.to_string())
-}
-
-pub fn story(db: &Path) -> Result<StoryOverview, String> {
-    let conn = open(db)?;
-    crate::store::overview::story(&conn).map_err(|e| format!("story query failed: {e}"))
 }
 
 pub fn world(db: &Path) -> Result<WorldOverview, String> {

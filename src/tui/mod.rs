@@ -14,6 +14,7 @@ pub mod keymap;
 pub mod keys;
 pub mod runtime;
 pub mod sessions;
+pub mod story;
 pub mod terminal;
 pub mod theme;
 mod update_approvals;
@@ -21,6 +22,7 @@ mod update_files;
 mod update_overlay;
 mod update_panes;
 pub mod view;
+pub mod world;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -5,7 +5,7 @@
 //! ticketed actions.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyEvent};
@@ -19,8 +19,10 @@ use super::action::{Action, Effect};
 use super::app::AppState;
 use super::files::finder::{fuzzy_match, FINDER_LIMIT};
 use super::jobs;
+use super::story::jobs as story_jobs;
 use super::terminal::Term;
 use super::view::view;
+use super::world::jobs as world_jobs;
 use super::TuiError;
 use crate::engine::{Decision, Engine, EngineEvent};
 
@@ -44,6 +46,8 @@ pub struct Executor {
     pub tx: UnboundedSender<Msg>,
     pub root: PathBuf,
     pub db: PathBuf,
+    /// The session author edits from the Story pane are logged to (opened on the first).
+    pub author_session: Arc<Mutex<Option<String>>>,
 }
 
 impl Executor {
@@ -55,6 +59,7 @@ impl Executor {
             tx,
             root,
             db,
+            author_session: Arc::default(),
         }
     }
 
@@ -143,11 +148,16 @@ impl Executor {
             }),
             Effect::LoadStory { ticket } => self.blocking(move |x| Action::StoryLoaded {
                 ticket,
-                result: jobs::story(&x.db),
+                result: story_jobs::load(&story_jobs::plot_db(&x.root, &x.db)),
             }),
-            Effect::LoadWorld { ticket } => self.blocking(move |x| Action::WorldLoaded {
+            Effect::StoryJob { ticket, job } => self.blocking(move |x| {
+                let mut result = story_jobs::run(&story_jobs::plot_db(&x.root, &x.db), job);
+                story_jobs::log_result(&x.engine, &x.author_session, &mut result);
+                Action::StoryJobDone { ticket, result }
+            }),
+            Effect::WorldJob { ticket, job } => self.blocking(move |x| Action::WorldJobDone {
                 ticket,
-                result: jobs::world(&x.db),
+                result: world_jobs::run(&x.root, &x.db, job),
             }),
         }
         false

@@ -128,6 +128,12 @@ impl AppState {
     }
 
     pub(crate) fn overlay_command(&mut self, cmd: Command) -> Vec<Effect> {
+        if let Some(Overlay::World(_)) = &self.overlay {
+            return self.world_overlay_command(cmd);
+        }
+        if let Some(Overlay::Story(_)) = &self.overlay {
+            return self.story_overlay_command(cmd);
+        }
         let max = self.overlay_scroll_max();
         let Some(overlay) = &mut self.overlay else {
             return Vec::new();
@@ -244,6 +250,7 @@ impl AppState {
                 }
                 _ => Vec::new(),
             },
+            Overlay::Story(_) | Overlay::World(_) => Vec::new(),
         }
     }
 
@@ -301,6 +308,8 @@ impl AppState {
                 *error = None;
                 Vec::new()
             }
+            Some(Overlay::Story(_)) => self.story_text_changed(),
+            Some(Overlay::World(_)) => self.world_text_changed(),
             _ => Vec::new(),
         }
     }

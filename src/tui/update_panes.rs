@@ -7,7 +7,7 @@ use super::app::{AppState, Pane};
 use super::approvals::target_label;
 use super::input::Overlay;
 use super::sessions::Transcript;
-use super::view::{approval, detail, panes};
+use super::view::approval;
 use crate::engine::{EngineEvent, LogLine, LogRecord};
 
 fn scroll(v: &mut usize, cmd: Command, page: usize) {
@@ -29,39 +29,8 @@ impl AppState {
         let page = self.regions().list_height(self.focus).max(1);
         match self.focus {
             Pane::Files => self.files_command(cmd),
-            Pane::Story | Pane::World => {
-                if cmd == Command::Refresh {
-                    return if self.focus == Pane::Story {
-                        self.load_story()
-                    } else {
-                        self.load_world()
-                    };
-                }
-                // Clamp to what the view will show so Up works right after Bottom.
-                let (rows, detail_rows) = if self.focus == Pane::Story {
-                    (
-                        panes::story_rows(self).len(),
-                        detail::story_detail(self).len(),
-                    )
-                } else {
-                    (
-                        panes::world_rows(self).len(),
-                        detail::world_detail(self).len(),
-                    )
-                };
-                let l = if self.focus == Pane::Story {
-                    (&mut self.story.scroll, &mut self.story.detail_scroll)
-                } else {
-                    (&mut self.world.scroll, &mut self.world.detail_scroll)
-                };
-                match cmd {
-                    Command::DetailDown | Command::DetailUp => scroll(l.1, cmd, page),
-                    _ => scroll(l.0, cmd, page),
-                }
-                *l.0 = (*l.0).min(rows.saturating_sub(page));
-                *l.1 = (*l.1).min(detail_rows.saturating_sub(1));
-                Vec::new()
-            }
+            Pane::Story => self.story_command(cmd),
+            Pane::World => self.world_command(cmd),
             Pane::Sessions => self.sessions_command(cmd, page),
             Pane::Approvals => {
                 let a = &mut self.approvals;

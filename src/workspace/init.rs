@@ -26,7 +26,10 @@ pub fn init(path: &Path, title: Option<&str>) -> Result<Workspace, WorkspaceErro
         .map(str::trim)
         .filter(|t| !t.is_empty())
         .unwrap_or(&folder);
-    let yaml = format!("kind: novel\ntitle: {}\nsummary: \"\"\n", yaml_string(title));
+    let yaml = format!(
+        "kind: novel\ntitle: {}\nsummary: \"\"\n",
+        yaml_string(title)
+    );
     let target = path.join("project.yaml");
     atomic_write(&target, yaml.as_bytes()).map_err(|e| WorkspaceError::io("write", &target, e))?;
     let nbook = path.join(".nbook");

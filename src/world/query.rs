@@ -107,7 +107,8 @@ impl WorldView {
     /// First and last slice instants.
     pub fn bounds(&self) -> Result<Option<(i64, i64)>, WorldError> {
         let r: (Option<i64>, Option<i64>) = self.conn.query_row(
-            r#"SELECT min("instant"), max("instant") FROM "WorldSlice""#,
+            // Two subqueries: each is one index seek (`min(), max()` together scans).
+            r#"SELECT (SELECT min("instant") FROM "WorldSlice"), (SELECT max("instant") FROM "WorldSlice")"#,
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
@@ -139,6 +140,32 @@ impl WorldView {
                 patch_count: s.patch_count,
             })
             .collect())
+    }
+
+    /// The `limit` (≤ 1000) slices with `instant <= at` nearest to `at`, ascending (for the
+    /// slices just before the World pane's cursor).
+    pub fn timeline_before(&self, at: i64, limit: usize) -> Result<Vec<TimelineEntry>, WorldError> {
+        let mut stmt = self.conn.prepare_cached(
+            r#"SELECT s."id", s."instant", s."title", s."kind",
+                      (SELECT count(*) FROM "WorldPatch" p WHERE p."sliceId" = s."id")
+               FROM "WorldSlice" s WHERE s."instant" <= ?1 ORDER BY s."instant" DESC LIMIT ?2"#,
+        )?;
+        let rows = stmt.query_map(params![at, limit.clamp(1, 1000) as i64], |r| {
+            Ok(TimelineEntry {
+                id: r.get(0)?,
+                instant: r.get(1)?,
+                time: String::new(),
+                title: r.get(2)?,
+                kind: r.get(3)?,
+                patch_count: r.get(4)?,
+            })
+        })?;
+        let mut out = rows.collect::<Result<Vec<_>, _>>()?;
+        out.reverse();
+        for e in &mut out {
+            e.time = self.format_time(e.instant);
+        }
+        Ok(out)
     }
 
     /// Slice counts per zoom unit from `from` (floored) up to `to`, at most `max` buckets:

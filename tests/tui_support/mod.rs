@@ -9,9 +9,6 @@ use nbook::engine::{
     ChangeKind, EngineEvent, FileChange, LogLine, LogRecord, Mode, PendingCall, Preview,
     PreviewBody, SessionInfo, SessionState, ToolCall,
 };
-use nbook::store::overview::{
-    ActRow, ChapterRow, SliceRow, StoryOverview, SubjectRow, ThreadRow, TypeRow, WorldOverview,
-};
 use nbook::tui::action::{Action, Command, Effect};
 use nbook::tui::app::{AppInit, AppState};
 use nbook::tui::clock::ManualClock;
@@ -19,7 +16,10 @@ use nbook::tui::files::markdown::PreviewDoc;
 use nbook::tui::files::tree::DirEntry;
 use nbook::tui::keymap::Keymap;
 use nbook::tui::keys::parse_sequence;
+use nbook::tui::story::data::StoryData;
 use nbook::tui::theme::Theme;
+use nbook::tui::world::jobs::WorldJobResult;
+use nbook::tui::world::{WorldLoad, WorldMeta};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::json;
@@ -317,9 +317,9 @@ pub fn full_app(w: u16, h: u16) -> (AppState, ManualClock) {
         result: Ok(story()),
     });
     let world_ticket = app.world.loading.unwrap();
-    app.update(Action::WorldLoaded {
+    app.update(Action::WorldJobDone {
         ticket: world_ticket,
-        result: Ok(world()),
+        result: WorldJobResult::Loaded(Ok(world())),
     });
     // Transcript of the selected session (2 is selected: the last one).
     app.sessions.selected = 0;
@@ -343,120 +343,126 @@ pub fn full_app(w: u16, h: u16) -> (AppState, ManualClock) {
     (app, clock)
 }
 
-pub fn story() -> StoryOverview {
-    StoryOverview {
-        story_title: Some("The Salt Road".into()),
+/// A small story as the Story pane's load job would deliver it (two acts, four chapters at
+/// different brief statuses, a phase with two threads, a promise, a decision).
+pub fn story() -> StoryData {
+    use nbook::plot::brief::BriefStatus;
+    use nbook::plot::ledger::{ChapterStatusRow, ThreadRow, TreeOverview};
+    use nbook::plot::model::{
+        ActDto, ChapterDto, DecisionDto, PhaseDto, PromiseDto, StoryDto, ThreadDto,
+    };
+    let act = |id: i64, title: &str| ActDto {
+        id,
+        story_id: 1,
+        sort_order: id,
+        name: format!("act-{id}"),
+        title: title.into(),
+        ..ActDto::default()
+    };
+    let chapter =
+        |id: i64, act: Option<i64>, title: &str, scenes: usize, status| ChapterStatusRow {
+            chapter: ChapterDto {
+                id,
+                story_id: 1,
+                act_id: act,
+                sort_order: id,
+                name: format!("ch-{id}"),
+                title: title.into(),
+                ..ChapterDto::default()
+            },
+            scene_count: scenes,
+            status,
+        };
+    let thread = |id: i64, title: &str, status: &str, main: bool, scenes: usize| ThreadRow {
+        thread: ThreadDto {
+            id,
+            story_id: 1,
+            story_phase_id: Some(1),
+            sort_order: id,
+            name: format!("thread-{id}"),
+            title: title.into(),
+            is_main_thread: main,
+            status: status.into(),
+            ..ThreadDto::default()
+        },
+        scene_count: scenes,
+    };
+    let overview = TreeOverview {
+        story: StoryDto {
+            id: Some(1),
+            title: "The Salt Road".into(),
+            ..StoryDto::default()
+        },
         acts: vec![
-            ActRow {
+            (
+                act(1, "Departure"),
+                vec![
+                    chapter(1, Some(1), "Harbour", 4, BriefStatus::Ready),
+                    chapter(2, Some(1), "The Letter", 3, BriefStatus::NeedsChapterBrief),
+                ],
+            ),
+            (
+                act(2, "The Storm"),
+                vec![chapter(
+                    3,
+                    Some(2),
+                    "Open Water",
+                    5,
+                    BriefStatus::NeedsWorldAnchor,
+                )],
+            ),
+        ],
+        ungrouped_chapters: vec![chapter(4, None, "Fragments", 0, BriefStatus::NeedsPlot)],
+        phases: vec![(
+            PhaseDto {
                 id: 1,
-                name: "act-1".into(),
+                story_id: 1,
+                name: "departure".into(),
                 title: "Departure".into(),
+                ..PhaseDto::default()
             },
-            ActRow {
-                id: 2,
-                name: "act-2".into(),
-                title: "The Storm".into(),
-            },
-        ],
-        chapters: vec![
-            ChapterRow {
-                id: 1,
-                act_id: Some(1),
-                name: "ch-1".into(),
-                title: "Harbour".into(),
-                scene_count: 4,
-            },
-            ChapterRow {
-                id: 2,
-                act_id: Some(1),
-                name: "ch-2".into(),
-                title: "The Letter".into(),
-                scene_count: 3,
-            },
-            ChapterRow {
-                id: 3,
-                act_id: Some(2),
-                name: "ch-3".into(),
-                title: "Open Water".into(),
-                scene_count: 5,
-            },
-            ChapterRow {
-                id: 4,
-                act_id: None,
-                name: "ch-x".into(),
-                title: "Fragments".into(),
-                scene_count: 0,
-            },
-        ],
-        chapter_count: 4,
+            vec![
+                thread(1, "Mira goes home", "active", true, 9),
+                thread(2, "Who wrote the letter", "draft", false, 3),
+            ],
+        )],
+        ungrouped_threads: vec![],
         scene_count: 12,
-        threads: vec![
-            ThreadRow {
-                name: "main".into(),
-                title: "Mira goes home".into(),
-                status: "active".into(),
-                is_main: true,
-                scene_count: 9,
-            },
-            ThreadRow {
-                name: "letter".into(),
-                title: "Who wrote the letter".into(),
-                status: "draft".into(),
-                is_main: false,
-                scene_count: 3,
-            },
-        ],
-        thread_count: 2,
-        open_promises: 2,
-        promise_count: 3,
+        open_promises: 1,
         open_decisions: 1,
-        decision_count: 1,
-    }
+    };
+    let promise = PromiseDto {
+        id: 1,
+        story_id: 1,
+        name: "the-letter".into(),
+        title: "Who wrote the letter?".into(),
+        status: "open".into(),
+        importance: "high".into(),
+        derived_stage: "planted".into(),
+        ..PromiseDto::default()
+    };
+    let decision = DecisionDto {
+        id: 1,
+        story_id: 1,
+        name: "storm".into(),
+        title: "Does the storm sink the boat?".into(),
+        status: "open".into(),
+        ..DecisionDto::default()
+    };
+    StoryData::new(overview, vec![promise], vec![decision])
 }
 
-pub fn world() -> WorldOverview {
-    WorldOverview {
-        types: vec![
-            TypeRow {
-                kind: "character".into(),
-                count: 3,
-                subjects: vec![
-                    SubjectRow {
-                        id: "mira".into(),
-                        name: "Mira".into(),
-                        patch_count: 14,
-                    },
-                    SubjectRow {
-                        id: "oren".into(),
-                        name: "Oren".into(),
-                        patch_count: 6,
-                    },
-                ],
-            },
-            TypeRow {
-                kind: "location".into(),
-                count: 1,
-                subjects: vec![SubjectRow {
-                    id: "harbour".into(),
-                    name: "Grey Harbour".into(),
-                    patch_count: 2,
-                }],
-            },
-        ],
-        subject_count: 4,
-        slice_count: 1_204,
-        latest_slices: vec![
-            SliceRow {
-                instant: 63_745_012_800,
-                title: "The storm breaks".into(),
-                kind: "event".into(),
-            },
-            SliceRow {
-                instant: 63_744_926_400,
-                title: "Mira reads the letter".into(),
-                kind: "scene".into(),
-            },
-        ],
+/// The world's counts as the World pane's load job would deliver them (no reader: the World
+/// pane's own tests use a real project).
+pub fn world() -> WorldLoad {
+    WorldLoad {
+        reader: None,
+        meta: WorldMeta {
+            bounds: Some((63_744_926_400, 63_745_012_800)),
+            types: vec![("character".into(), 3), ("location".into(), 1)],
+            subject_count: 4,
+            slice_count: 1_204,
+        },
     }
 }
 

@@ -1,6 +1,7 @@
-//! The right-hand view of the focused pane: the file preview, the story's threads and counts,
-//! the world's latest slices, a session's transcript (bottom-anchored, following the end
-//! unless scrolled up), or the selected approval request with its options pinned below.
+//! The right-hand view of the focused pane: the file preview, the Story pane's detail (drawn
+//! by `story_detail`), the World pane's timeline and tabs (drawn by `world`), a session's
+//! transcript (bottom-anchored, following the end unless scrolled up), or the selected approval
+//! request with its options pinned below.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -27,16 +28,8 @@ pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
     }
     match app.focus {
         Pane::Files => file_preview(app, inside, buf),
-        Pane::Story => {
-            let rows = story_detail(app);
-            let skip = app.story.detail_scroll.min(rows.len().saturating_sub(1));
-            draw_top_down(inside, buf, rows.into_iter().skip(skip));
-        }
-        Pane::World => {
-            let rows = world_detail(app);
-            let skip = app.world.detail_scroll.min(rows.len().saturating_sub(1));
-            draw_top_down(inside, buf, rows.into_iter().skip(skip));
-        }
+        Pane::Story => super::story_detail::draw_detail(app, inside, buf),
+        Pane::World => super::world::draw_detail(app, inside, buf),
         Pane::Sessions => transcript(app, inside, buf),
         Pane::Approvals => approval(app, inside, buf),
     }
@@ -55,8 +48,8 @@ fn detail_title(app: &AppState) -> String {
             }
             None => " Preview ".into(),
         },
-        Pane::Story => " Story ".into(),
-        Pane::World => " World timeline ".into(),
+        Pane::Story => super::story_detail::detail_title(app),
+        Pane::World => super::world::detail_title(app),
         Pane::Sessions => match app.sessions.selected() {
             Some(s) => format!(" Session {} · {} ", s.id, s.profile),
             None => " Transcript ".into(),
@@ -146,135 +139,6 @@ fn file_preview(app: &AppState, area: Rect, buf: &mut Buffer) {
         )
     });
     draw_top_down(area, buf, lines.chain(tail));
-}
-
-pub fn story_detail(app: &AppState) -> Vec<Row> {
-    let t = &app.theme;
-    let Some(s) = &app.story.data else {
-        return vec![(Line::from(Span::styled("loading…", t.dim)), 0)];
-    };
-    if s.is_empty() {
-        return vec![
-            (Line::from(Span::styled("No story yet.", t.heading)), 0),
-            (Line::from(""), 0),
-            (
-                Line::from(Span::styled(
-                    "Agents build it with the plot tools (acts, chapters, threads, scenes, promises, decisions); it shows here as it grows. The data lives in .nbook/project.sqlite, readable by NeuroBook too.",
-                    t.dim,
-                )),
-                0,
-            ),
-        ];
-    }
-    let mut rows: Vec<Row> = vec![
-        (
-            Line::from(Span::styled(
-                s.story_title.clone().unwrap_or_default(),
-                t.heading,
-            )),
-            0,
-        ),
-        (
-            Line::from(format!(
-                "{} acts · {} chapters · {} scenes · {} threads",
-                s.acts.len(),
-                thousands(s.chapter_count),
-                thousands(s.scene_count),
-                thousands(s.thread_count)
-            )),
-            0,
-        ),
-        (
-            Line::from(format!(
-                "promises {} open of {} · decisions {} open of {}",
-                thousands(s.open_promises),
-                thousands(s.promise_count),
-                thousands(s.open_decisions),
-                thousands(s.decision_count)
-            )),
-            0,
-        ),
-        (Line::from(""), 0),
-        (Line::from(Span::styled("Threads", t.heading2)), 0),
-    ];
-    if s.threads.is_empty() {
-        rows.push((Line::from(Span::styled("  (no threads yet)", t.dim)), 0));
-    }
-    for th in &s.threads {
-        rows.push((
-            Line::from(vec![
-                Span::styled(if th.is_main { "★ " } else { "  " }, t.changed),
-                Span::raw(th.title.clone()),
-                Span::styled(
-                    format!(" · {} · {} scenes", th.status, thousands(th.scene_count)),
-                    t.dim,
-                ),
-            ]),
-            4,
-        ));
-    }
-    if (s.threads.len() as i64) < s.thread_count {
-        rows.push((
-            Line::from(Span::styled(
-                format!(
-                    "  … {} more threads",
-                    s.thread_count - s.threads.len() as i64
-                ),
-                t.dim,
-            )),
-            0,
-        ));
-    }
-    rows
-}
-
-pub fn world_detail(app: &AppState) -> Vec<Row> {
-    let t = &app.theme;
-    let Some(w) = &app.world.data else {
-        return vec![(Line::from(Span::styled("loading…", t.dim)), 0)];
-    };
-    if w.is_empty() {
-        return vec![
-            (Line::from(Span::styled("No world data yet.", t.heading)), 0),
-            (Line::from(""), 0),
-            (
-                Line::from(Span::styled(
-                    "Agents record characters, places and events on the world timeline with execute_world; subjects and slices show here.",
-                    t.dim,
-                )),
-                0,
-            ),
-        ];
-    }
-    let mut rows: Vec<Row> = vec![
-        (
-            Line::from(format!(
-                "{} subjects · {} slices",
-                thousands(w.subject_count),
-                thousands(w.slice_count)
-            )),
-            0,
-        ),
-        (Line::from(""), 0),
-        (
-            Line::from(Span::styled(
-                "Latest slices (instant · kind · title)",
-                t.heading2,
-            )),
-            0,
-        ),
-    ];
-    for s in &w.latest_slices {
-        rows.push((
-            Line::from(vec![
-                Span::styled(format!("{:>12} ", s.instant), t.gutter),
-                Span::styled(format!("{} ", s.kind), t.tool),
-                Span::raw(s.title.clone()),
-            ]),
-            14,
-        ));
-    }
-    rows
 }
 
 fn entry_rows(app: &AppState, e: &Entry, width: usize) -> Vec<Row> {

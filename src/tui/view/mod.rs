@@ -8,6 +8,12 @@ pub mod layout;
 pub mod overlays;
 pub mod panes;
 pub mod status;
+pub mod story;
+pub mod story_detail;
+mod story_fields;
+pub mod story_overlays;
+pub mod world;
+pub mod world_detail;
 pub mod wrap;
 
 use ratatui::buffer::Buffer;

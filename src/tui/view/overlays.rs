@@ -203,6 +203,8 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
                 put_line(buf, inside, inside.height - foot_h + i as u16, l);
             }
         }
+        Overlay::Story(o) => super::story_overlays::draw_overlay(app, o, area, buf),
+        Overlay::World(o) => super::world::draw_overlay(app, o, area, buf),
         Overlay::Detail { call_id, scroll } => {
             let r = centered(
                 area,

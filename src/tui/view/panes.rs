@@ -8,7 +8,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::layout::{inner, Regions};
-use super::wrap::draw_top_down;
 use super::{block, put_line, thousands};
 use crate::engine::SessionState;
 use crate::tui::app::{AppState, Pane};
@@ -53,8 +52,8 @@ pub fn draw_panes(app: &AppState, r: &Regions, buf: &mut Buffer) {
         }
         match pane {
             Pane::Files => draw_files(app, inside, buf, focused),
-            Pane::Story => draw_rows(inside, buf, story_rows(app), app.story.scroll),
-            Pane::World => draw_rows(inside, buf, world_rows(app), app.world.scroll),
+            Pane::Story => super::story::draw_list(app, inside, buf, focused),
+            Pane::World => super::world::draw_pane(app, inside, buf, focused),
             Pane::Sessions => draw_sessions(app, inside, buf, focused),
             Pane::Approvals => draw_approvals(app, inside, buf, focused),
         }
@@ -73,6 +72,7 @@ fn pane_title(app: &AppState, pane: Pane) -> String {
         Pane::Files if !app.files.changed.is_empty() => {
             format!(" {n} Files ●{} ", app.files.changed.len())
         }
+        Pane::Story => super::story::pane_title(app),
         _ => format!(" {n} {} ", pane.title()),
     }
 }
@@ -84,25 +84,8 @@ pub fn summary(app: &AppState, pane: Pane) -> String {
             Some(n) => n.path.clone(),
             None => "project files".into(),
         },
-        Pane::Story => match &app.story.data {
-            Some(s) if !s.is_empty() => format!(
-                "{} acts · {} chapters · {} scenes",
-                s.acts.len(),
-                thousands(s.chapter_count),
-                thousands(s.scene_count)
-            ),
-            Some(_) => "No story yet".into(),
-            None => "loading…".into(),
-        },
-        Pane::World => match &app.world.data {
-            Some(w) if !w.is_empty() => format!(
-                "{} subjects · {} slices",
-                thousands(w.subject_count),
-                thousands(w.slice_count)
-            ),
-            Some(_) => "No world data yet".into(),
-            None => "loading…".into(),
-        },
+        Pane::Story => super::story::summary(app),
+        Pane::World => super::world::summary(app),
         Pane::Sessions => {
             let running = app
                 .sessions
@@ -190,126 +173,6 @@ fn draw_files(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
         }
         put_line(buf, area, i as u16, &line);
     }
-}
-
-/// Draw precomputed rows from `scroll` (clamped).
-fn draw_rows(area: Rect, buf: &mut Buffer, rows: Vec<Line<'static>>, scroll: usize) {
-    let h = area.height as usize;
-    let start = scroll.min(rows.len().saturating_sub(h));
-    draw_top_down(area, buf, rows.into_iter().skip(start).map(|l| (l, 2)));
-}
-
-/// Acts → chapters with scene counts (bounded by the query limits).
-pub fn story_rows(app: &AppState) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let Some(s) = &app.story.data else {
-        return vec![Line::from(Span::styled(
-            app.story.error.clone().unwrap_or_else(|| "loading…".into()),
-            t.dim,
-        ))];
-    };
-    if s.is_empty() {
-        return vec![
-            Line::from(Span::styled("No story yet.", t.heading2)),
-            Line::from(Span::styled(
-                "Agents build it with the plot tools; acts, chapters and threads appear here.",
-                t.dim,
-            )),
-        ];
-    }
-    let chapter = |c: &crate::store::overview::ChapterRow, indent: &str| {
-        Line::from(vec![
-            Span::raw(format!("{indent}{} ", c.title)),
-            Span::styled(format!("· {} scenes", thousands(c.scene_count)), t.dim),
-        ])
-    };
-    let mut rows = Vec::new();
-    for act in &s.acts {
-        let n = s
-            .chapters
-            .iter()
-            .filter(|c| c.act_id == Some(act.id))
-            .count();
-        rows.push(Line::from(vec![
-            Span::styled(format!("▾ {}", act.title), t.heading2),
-            Span::styled(format!(" ({n} ch)"), t.dim),
-        ]));
-        for c in s.chapters.iter().filter(|c| c.act_id == Some(act.id)) {
-            rows.push(chapter(c, "  "));
-        }
-    }
-    let loose: Vec<_> = s
-        .chapters
-        .iter()
-        .filter(|c| !c.act_id.is_some_and(|a| s.acts.iter().any(|x| x.id == a)))
-        .collect();
-    if !loose.is_empty() {
-        rows.push(Line::from(Span::styled(
-            "▾ chapters without an act",
-            t.heading2,
-        )));
-        for c in loose {
-            rows.push(chapter(c, "  "));
-        }
-    }
-    if (s.chapters.len() as i64) < s.chapter_count {
-        rows.push(Line::from(Span::styled(
-            format!(
-                "… {} more chapters",
-                s.chapter_count - s.chapters.len() as i64
-            ),
-            t.dim,
-        )));
-    }
-    rows
-}
-
-/// Subject types → subjects with patch counts.
-pub fn world_rows(app: &AppState) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let Some(w) = &app.world.data else {
-        return vec![Line::from(Span::styled(
-            app.world.error.clone().unwrap_or_else(|| "loading…".into()),
-            t.dim,
-        ))];
-    };
-    if w.is_empty() {
-        return vec![
-            Line::from(Span::styled("No world data yet.", t.heading2)),
-            Line::from(Span::styled(
-                "Agents record characters, places and events on the timeline with execute_world.",
-                t.dim,
-            )),
-        ];
-    }
-    let mut rows = Vec::new();
-    for ty in &w.types {
-        rows.push(Line::from(vec![
-            Span::styled(format!("▾ {}", ty.kind), t.heading2),
-            Span::styled(format!(" ({})", thousands(ty.count)), t.dim),
-        ]));
-        for s in &ty.subjects {
-            let name = if s.name.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", s.name)
-            };
-            rows.push(Line::from(vec![
-                Span::raw(format!("  {}{name} ", s.id)),
-                Span::styled(format!("· {} patches", thousands(s.patch_count)), t.dim),
-            ]));
-        }
-        if (ty.subjects.len() as i64) < ty.count {
-            rows.push(Line::from(Span::styled(
-                format!(
-                    "  … {} more",
-                    thousands(ty.count - ty.subjects.len() as i64)
-                ),
-                t.dim,
-            )));
-        }
-    }
-    rows
 }
 
 fn state_icon(s: SessionState) -> &'static str {

@@ -1,0 +1,136 @@
+//! The World pane's blocking work, run by the runtime on the blocking pool and returned as
+//! ticketed actions: the load (counts, bounds, types and the UI task's read-only reader), a
+//! type's subjects, slice counts per bucket, the slices around the cursor, a subject's track
+//! and every subject's issues at the cursor. Plain functions over the project folder so tests
+//! and benches call them directly. Connections come from `world::pool` (kept warm, their
+//! checkpoint writes allowed); the reader is a separate read-only connection.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{DensityKey, IssueRow, SliceChunk, WorldLoad, WorldMeta, WorldReader};
+use crate::world::query::{TrackEntry, WorldView};
+use crate::world::store::Subject;
+use crate::world::{pool, WorldError};
+
+/// How long the UI task's reader waits for a writer's lock before reporting "busy".
+pub const READER_BUSY: Duration = Duration::from_millis(50);
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum WorldJob {
+    Load,
+    /// Subjects of a type (all: `None`).
+    Subjects(Option<String>),
+    Density(DensityKey),
+    /// Up to `around` slices on each side of `at`.
+    Slices {
+        at: i64,
+        around: usize,
+    },
+    Track(String),
+    Issues(i64),
+}
+
+#[derive(Debug)]
+pub enum WorldJobResult {
+    Loaded(Result<WorldLoad, String>),
+    Subjects(Result<Arc<Vec<Subject>>, String>),
+    Density(Result<Vec<(i64, i64)>, String>),
+    Slices(Result<SliceChunk, String>),
+    Track(Result<Vec<TrackEntry>, String>),
+    Issues(Result<Vec<IssueRow>, String>),
+}
+
+fn msg(e: WorldError) -> String {
+    e.to_string()
+}
+
+/// Run one job against the project at `root` (database `db`).
+pub fn run(root: &Path, db: &Path, job: WorldJob) -> WorldJobResult {
+    match job {
+        WorldJob::Load => WorldJobResult::Loaded(load(root, db)),
+        WorldJob::Subjects(kind) => WorldJobResult::Subjects(with_view(root, db, |v| {
+            v.subjects(kind.as_deref()).map(Arc::new)
+        })),
+        WorldJob::Density(k) => WorldJobResult::Density(with_view(root, db, |v| {
+            let end = v.step(k.start, k.zoom, k.buckets as i64);
+            v.density(k.start, end.saturating_sub(1), k.zoom, k.buckets)
+        })),
+        WorldJob::Slices { at, around } => {
+            WorldJobResult::Slices(with_view(root, db, |v| slices(v, at, around)))
+        }
+        WorldJob::Track(id) => WorldJobResult::Track(with_view(root, db, |v| {
+            v.track(&id, i64::MIN, i64::MAX, super::TRACK_LIMIT)
+        })),
+        WorldJob::Issues(at) => WorldJobResult::Issues(with_view(root, db, |v| {
+            Ok(v.all_issues(at, super::ISSUE_LIMIT)?
+                .into_iter()
+                .map(|issue| IssueRow {
+                    time: issue.instant.map(|t| v.format_time(t)),
+                    issue,
+                })
+                .collect())
+        })),
+    }
+}
+
+/// Open the world for the UI: counts, bounds, types, and a read-only reader. A project
+/// without a database yet loads as empty.
+pub fn load(root: &Path, db: &Path) -> Result<WorldLoad, String> {
+    if !db.exists() {
+        return Ok(WorldLoad::default());
+    }
+    let world = pool::world(root).map_err(msg)?;
+    let conn = crate::store::open_read_only(db).map_err(|e| e.to_string())?;
+    conn.busy_timeout(READER_BUSY).map_err(|e| e.to_string())?;
+    let view = WorldView::new(conn, world);
+    let meta = meta(&view).map_err(msg)?;
+    Ok(WorldLoad {
+        reader: Some(WorldReader(view)),
+        meta,
+    })
+}
+
+pub fn meta(view: &WorldView) -> Result<WorldMeta, WorldError> {
+    let types = view.subject_types()?;
+    let slice_count: i64 =
+        view.conn
+            .query_row(r#"SELECT count(*) FROM "WorldSlice""#, [], |r| r.get(0))?;
+    Ok(WorldMeta {
+        bounds: view.bounds()?,
+        subject_count: types.iter().map(|t| t.1).sum(),
+        types,
+        slice_count,
+    })
+}
+
+fn slices(v: &WorldView, at: i64, around: usize) -> Result<SliceChunk, WorldError> {
+    let mut entries = v.timeline_before(at, around)?;
+    let start_reached = entries.len() < around;
+    let after = match at.checked_add(1) {
+        Some(next) => v.timeline(next, i64::MAX, around)?,
+        None => Vec::new(),
+    };
+    let end_reached = after.len() < around;
+    entries.extend(after);
+    Ok(SliceChunk {
+        at,
+        entries,
+        start_reached,
+        end_reached,
+    })
+}
+
+fn with_view<T>(
+    root: &Path,
+    db: &Path,
+    f: impl FnOnce(&WorldView) -> Result<T, WorldError>,
+) -> Result<T, String> {
+    let world = pool::world(root).map_err(msg)?;
+    let conn = pool::take(db).map_err(msg)?;
+    let view = WorldView::new(conn, world);
+    let out = f(&view).map_err(msg);
+    pool::give(db, view.conn);
+    out
+}

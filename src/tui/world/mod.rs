@@ -1,0 +1,361 @@
+//! The World pane's model: the timeline of slices in calendar time around a cursor instant
+//! (zoomed by year, month, day or hour, with a density strip of slice counts per bucket), the
+//! subjects filtered by type, and for the selected subject its state at the cursor, its track,
+//! the diff from a marked instant A to the cursor, and every subject's issues at the cursor.
+//!
+//! The subject's state is computed on the UI task through a read-only [`WorldReader`] (a
+//! checkpointed query of ~60 µs), so scrubbing shows it at once. Everything that grows with
+//! the world — the load, subject lists, bucket counts, the slices around the cursor, tracks and
+//! the issue scan — runs off the UI task ([`jobs`]); each [`Slot`] keeps the last answer and
+//! at most one job in flight, and `sync` asks for what the current cursor, zoom, filter and
+//! tab need once the job in flight is back (so fast scrubbing never piles up work).
+
+pub mod jobs;
+pub mod overlay;
+mod update;
+
+use std::sync::Arc;
+
+use crate::tui::action::Ticket;
+use crate::world::calendar::Zoom;
+use crate::world::issues::Issue;
+use crate::world::query::{AttrDiff, TimelineEntry, TrackEntry, WorldView};
+use crate::world::store::{Subject, SubjectState};
+
+/// Slices loaded on each side of the cursor per job.
+pub const AROUND: usize = 200;
+/// Slices the timeline shows at most on each side of the cursor (reload when fewer are known).
+pub const NEED: usize = 12;
+/// Most slices in a track, most issues listed.
+pub const TRACK_LIMIT: usize = 1000;
+pub const ISSUE_LIMIT: usize = 200;
+
+/// The project's world, opened read-only for the UI task's state queries.
+pub struct WorldReader(pub WorldView);
+
+impl std::fmt::Debug for WorldReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("WorldReader")
+    }
+}
+
+/// Counts and bounds read by the load job.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WorldMeta {
+    /// First and last slice instants.
+    pub bounds: Option<(i64, i64)>,
+    /// Subject types with their counts (schema types included at 0).
+    pub types: Vec<(String, i64)>,
+    pub subject_count: i64,
+    pub slice_count: i64,
+}
+
+impl WorldMeta {
+    pub fn is_empty(&self) -> bool {
+        self.slice_count == 0 && self.subject_count == 0
+    }
+}
+
+/// What the load job delivers. No reader: the project has no database yet.
+#[derive(Debug, Default)]
+pub struct WorldLoad {
+    pub reader: Option<WorldReader>,
+    pub meta: WorldMeta,
+}
+
+/// The strip's window: `buckets` zoom units from `start`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DensityKey {
+    pub start: i64,
+    pub zoom: Zoom,
+    pub buckets: usize,
+}
+
+/// Slices around an instant: all of them between the first and last entry, ascending.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SliceChunk {
+    pub at: i64,
+    pub entries: Vec<TimelineEntry>,
+    /// No slice before the first entry / after the last.
+    pub start_reached: bool,
+    pub end_reached: bool,
+}
+
+impl SliceChunk {
+    /// Index of the first entry after `t`.
+    pub fn split(&self, t: i64) -> usize {
+        self.entries.partition_point(|e| e.instant <= t)
+    }
+
+    /// Does it hold the `need` slices on each side of `t` (or all there are)?
+    pub fn covers(&self, t: i64, need: usize) -> bool {
+        let i = self.split(t);
+        (i >= need || self.start_reached) && (self.entries.len() - i >= need || self.end_reached)
+    }
+}
+
+/// An issue with its instant in the project calendar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IssueRow {
+    pub issue: Issue,
+    pub time: Option<String>,
+}
+
+/// The right-hand view under the timeline.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WorldTab {
+    #[default]
+    State,
+    Track,
+    Diff,
+    Issues,
+}
+
+impl WorldTab {
+    pub const ALL: [WorldTab; 4] = [
+        WorldTab::State,
+        WorldTab::Track,
+        WorldTab::Diff,
+        WorldTab::Issues,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            WorldTab::State => "State",
+            WorldTab::Track => "Track",
+            WorldTab::Diff => "Diff A→⌖",
+            WorldTab::Issues => "Issues",
+        }
+    }
+}
+
+/// Data a background job fills in: the last answer and the key it answers, at most one job
+/// in flight.
+#[derive(Clone, Debug)]
+pub struct Slot<K, V> {
+    pub key: Option<K>,
+    pub data: Option<V>,
+    pub error: Option<String>,
+    /// False after the world changed: ask again even for the same key.
+    pub fresh: bool,
+    pub in_flight: Option<(Ticket, K)>,
+}
+
+impl<K, V> Default for Slot<K, V> {
+    fn default() -> Self {
+        Slot {
+            key: None,
+            data: None,
+            error: None,
+            fresh: false,
+            in_flight: None,
+        }
+    }
+}
+
+impl<K: Clone + PartialEq, V> Slot<K, V> {
+    /// Must a job start for `want` now? (Not while another is in flight: its answer comes
+    /// first, then the caller asks again.)
+    pub fn needs(&self, want: &K) -> bool {
+        self.in_flight.is_none() && (self.key.as_ref() != Some(want) || !self.fresh)
+    }
+
+    /// The answer for `want`, if that is what the slot holds.
+    pub fn get(&self, want: &K) -> Option<&V> {
+        (self.key.as_ref() == Some(want))
+            .then_some(self.data.as_ref())
+            .flatten()
+    }
+
+    pub fn launched(&mut self, ticket: Ticket, key: K) {
+        self.in_flight = Some((ticket, key));
+    }
+
+    /// Store a job's answer; false (and nothing changes) if the ticket is not the one in flight.
+    pub fn arrive(&mut self, ticket: Ticket, result: Result<V, String>) -> bool {
+        match self.in_flight.take() {
+            Some((t, key)) if t == ticket => {
+                self.key = Some(key);
+                self.fresh = true;
+                match result {
+                    Ok(v) => {
+                        self.data = Some(v);
+                        self.error = None;
+                    }
+                    Err(e) => self.error = Some(e),
+                }
+                true
+            }
+            other => {
+                self.in_flight = other;
+                false
+            }
+        }
+    }
+
+    /// The world changed: keep showing the answer, ask again, drop the job in flight.
+    pub fn invalidate(&mut self) {
+        self.fresh = false;
+        self.in_flight = None;
+    }
+}
+
+/// A value computed on the UI task for a key.
+#[derive(Clone, Debug)]
+pub struct Computed<K, V> {
+    pub key: K,
+    pub value: Result<V, String>,
+}
+
+/// The strip's buckets and labels, computed when the window moves.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Window {
+    pub key: Option<DensityKey>,
+    /// Start of each bucket (and the end of the last one).
+    pub starts: Vec<i64>,
+    pub first_label: String,
+    pub last_label: String,
+}
+
+impl Window {
+    /// The bucket holding `t`, if it is in the window.
+    pub fn bucket_of(&self, t: i64) -> Option<usize> {
+        let i = self.starts.partition_point(|s| *s <= t);
+        (i > 0 && i < self.starts.len()).then(|| i - 1)
+    }
+}
+
+pub struct WorldState {
+    pub reader: Option<WorldReader>,
+    pub meta: Option<WorldMeta>,
+    pub error: Option<String>,
+    pub loading: Option<Ticket>,
+    /// An agent wrote the world since the last load (reloaded when the pane is focused).
+    pub stale: bool,
+    pub cursor: i64,
+    /// The cursor in the project calendar (formatted when it moves).
+    pub cursor_label: String,
+    pub zoom: Zoom,
+    /// Instant A of the diff, with its label.
+    pub mark: Option<(i64, String)>,
+    /// Subject type shown (`None`: all).
+    pub filter: Option<String>,
+    pub tab: WorldTab,
+    pub selected: usize,
+    pub offset: usize,
+    /// The selected subject's id, kept across reloads of the list.
+    pub selected_id: Option<String>,
+    pub window: Window,
+    pub subjects: Slot<Option<String>, Arc<Vec<Subject>>>,
+    pub density: Slot<DensityKey, Vec<(i64, i64)>>,
+    pub slices: Slot<i64, SliceChunk>,
+    pub track: Slot<String, Vec<TrackEntry>>,
+    pub issues: Slot<i64, Vec<IssueRow>>,
+    /// The selected subject's state at the cursor (`None` inside: no such subject).
+    pub state: Option<Computed<(String, i64), Option<SubjectState>>>,
+    /// Its state at A, and the A→cursor diff (Diff tab).
+    pub mark_state: Option<Computed<(String, i64), Option<SubjectState>>>,
+    pub diff: Option<Computed<(String, i64, i64), Vec<AttrDiff>>>,
+    pub detail_scroll: usize,
+}
+
+impl Default for WorldState {
+    fn default() -> Self {
+        WorldState {
+            reader: None,
+            meta: None,
+            error: None,
+            loading: None,
+            stale: false,
+            cursor: 0,
+            cursor_label: String::new(),
+            zoom: Zoom::Month,
+            mark: None,
+            filter: None,
+            tab: WorldTab::State,
+            selected: 0,
+            offset: 0,
+            selected_id: None,
+            window: Window::default(),
+            subjects: Slot::default(),
+            density: Slot::default(),
+            slices: Slot::default(),
+            track: Slot::default(),
+            issues: Slot::default(),
+            state: None,
+            mark_state: None,
+            diff: None,
+            detail_scroll: 0,
+        }
+    }
+}
+
+impl WorldState {
+    /// The subjects of the current filter, if loaded.
+    pub fn subject_list(&self) -> Option<&Arc<Vec<Subject>>> {
+        self.subjects.get(&self.filter)
+    }
+
+    pub fn selected_subject(&self) -> Option<&Subject> {
+        self.subject_list().and_then(|l| l.get(self.selected))
+    }
+
+    /// The project has no world data (once loaded).
+    pub fn is_empty(&self) -> bool {
+        self.meta.as_ref().is_some_and(WorldMeta::is_empty)
+    }
+
+    /// The loaded chunk of slices, if any.
+    pub fn chunk(&self) -> Option<&SliceChunk> {
+        self.slices.data.as_ref()
+    }
+
+    /// Bucket counts for the current window, if loaded.
+    pub fn counts(&self) -> Option<&Vec<(i64, i64)>> {
+        self.window.key.as_ref().and_then(|k| self.density.get(k))
+    }
+}
+
+pub fn zoom_label(z: Zoom) -> &'static str {
+    match z {
+        Zoom::Year => "year",
+        Zoom::Month => "month",
+        Zoom::Day => "day",
+        Zoom::Hour => "hour",
+    }
+}
+
+pub fn zoom_in(z: Zoom) -> Zoom {
+    match z {
+        Zoom::Year => Zoom::Month,
+        Zoom::Month => Zoom::Day,
+        Zoom::Day | Zoom::Hour => Zoom::Hour,
+    }
+}
+
+pub fn zoom_out(z: Zoom) -> Zoom {
+    match z {
+        Zoom::Hour => Zoom::Day,
+        Zoom::Day => Zoom::Month,
+        Zoom::Month | Zoom::Year => Zoom::Year,
+    }
+}
+
+/// A zoom that shows a timeline spanning `span` seconds in a few dozen buckets.
+pub fn zoom_for_span(span: i64) -> Zoom {
+    const DAY: i64 = 86_400;
+    match span {
+        s if s > 20 * 365 * DAY => Zoom::Year,
+        s if s > 60 * DAY => Zoom::Month,
+        s if s > 3 * DAY => Zoom::Day,
+        _ => Zoom::Hour,
+    }
+}
+
+/// A JSON value as the pane shows it: strings bare, everything else compact JSON.
+pub fn show_value(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
