@@ -25,7 +25,13 @@ pub(crate) fn open_target(ctx: &ToolCtx, args: &Value) -> Result<(PlotTarget, Pl
         .and_then(|a| a.str("projectRoot"))
         .map_err(plot_err)?;
     let target = resolve_target(&ctx.workspace, root.as_deref()).map_err(plot_err)?;
-    let db = PlotDb::for_target(&target);
+    // World anchors are read and written in the project's own calendar.
+    let calendar = crate::world::calendar::Calendar::load(&target.root).map_err(|e| {
+        ToolError::failed(format!(
+            "{e}; scene world anchors use the project calendar, so fix world-engine/calendar.toml first"
+        ))
+    })?;
+    let db = PlotDb::for_target(&target).with_calendar(std::sync::Arc::new(calendar));
     Ok((target, db))
 }
 

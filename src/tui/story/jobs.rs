@@ -111,9 +111,18 @@ pub enum StoryJobResult {
     Written(StoryWrite, Result<Written, String>),
 }
 
-/// The project's plot database as the pane reads and writes it.
+/// The project's plot database as the pane reads and writes it, with the project calendar
+/// for world anchors (the default gregorian one if `calendar.toml` cannot be read — the
+/// plot tools report that error; the pane still shows the story).
 pub fn plot_db(root: &Path, db: &Path) -> PlotDb {
-    PlotDb::new(db.to_path_buf(), ProjectMeta::load(root))
+    let plot = PlotDb::new(db.to_path_buf(), ProjectMeta::load(root));
+    match crate::world::calendar::Calendar::load(root) {
+        Ok(cal) => plot.with_calendar(std::sync::Arc::new(cal)),
+        Err(e) => {
+            tracing::warn!("story pane: {e}; showing anchors in the default calendar");
+            plot
+        }
+    }
 }
 
 /// Both trees with counts and brief statuses, and both ledgers (one read).

@@ -234,3 +234,13 @@ mod tests {
         assert!(g.parse("instant:5").unwrap_err().contains("raw instants"));
     }
 }
+
+/// Scene world anchors (plot) are written in the project calendar too.
+impl crate::plot::time::CalendarCodec for Calendar {
+    fn parse(&self, text: &str) -> Result<i64, String> {
+        Calendar::parse(self, text)
+    }
+    fn format(&self, instant: i64) -> String {
+        self.format_lossy(instant)
+    }
+}
