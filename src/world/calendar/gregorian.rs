@@ -126,8 +126,14 @@ impl Gregorian {
         }
         let get = |k: &str| v.get(k).copied().unwrap_or(0);
         let (h, mi, s) = (get("hour"), get("minute"), get("second"));
-        if h >= 24 || mi >= 60 || s >= 60 {
-            return Err(bad(format!("time {h}:{mi}:{s} is not a valid time of day")));
+        if h >= 24 {
+            return Err(bad(format!("hour {h} is not between 0 and 23")));
+        }
+        if mi >= 60 {
+            return Err(bad(format!("minute {mi} is not between 0 and 59")));
+        }
+        if s >= 60 {
+            return Err(bad(format!("second {s} is not between 0 and 59")));
         }
         let t = days_from_civil(year, month as u32, day as u32) * 86_400 + h * 3600 + mi * 60 + s;
         i64::try_from(t)
