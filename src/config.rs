@@ -144,6 +144,30 @@ pub struct Config {
     pub embedding: Option<EmbeddingConfig>,
     #[serde(default)]
     pub theme: Option<String>,
+    #[serde(default)]
+    pub web: WebConfig,
+}
+
+/// `[web]`: web_search providers and web_fetch host allowances.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WebConfig {
+    /// Providers web_search tries, in order (default: tavily, brave).
+    #[serde(default)]
+    pub search_order: Vec<String>,
+    /// Env var holding the Tavily API key (default `TAVILY_API_KEY`).
+    #[serde(default)]
+    pub tavily_api_key_env: Option<String>,
+    /// Env var holding the Brave Search API key (default `BRAVE_API_KEY`).
+    #[serde(default)]
+    pub brave_api_key_env: Option<String>,
+    /// Base URL overrides (tests, proxies).
+    #[serde(default)]
+    pub tavily_base_url: Option<String>,
+    #[serde(default)]
+    pub brave_base_url: Option<String>,
+    /// Hosts web_fetch may reach even when they resolve to private or loopback addresses.
+    #[serde(default)]
+    pub allow_hosts: Vec<String>,
 }
 
 impl Config {

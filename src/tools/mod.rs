@@ -7,7 +7,10 @@ pub mod files;
 pub mod patch;
 pub mod plot_read;
 pub mod plot_write;
+pub mod research;
+pub mod sql;
 pub mod tasks;
+pub mod web;
 pub mod world;
 
 use std::sync::Arc;
@@ -37,9 +40,14 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(plot_write::SaveStoryDecision))?;
     registry.register(Arc::new(world::ExecuteWorld))?;
     registry.register(Arc::new(world::GetSceneWorldContext))?;
+    registry.register(Arc::new(sql::ExecuteSql))?;
     registry.register(Arc::new(tasks::TaskCreate))?;
     registry.register(Arc::new(tasks::TaskSetStatus))?;
     registry.register(Arc::new(control::ReportResult))?;
     registry.register(Arc::new(control::SwitchMode))?;
+    registry.register(Arc::new(web::WebFetch))?;
+    registry.register(Arc::new(web::WebSearch))?;
+    registry.register(Arc::new(research::NovelRankings))?;
+    registry.register(Arc::new(research::NovelBookDetail))?;
     Ok(())
 }

@@ -211,6 +211,16 @@ fn fixed(zoom: Zoom) -> i64 {
     }
 }
 
+/// Scene world anchors (plot) are written in the project calendar too.
+impl crate::plot::time::CalendarCodec for Calendar {
+    fn parse(&self, text: &str) -> Result<i64, String> {
+        Calendar::parse(self, text)
+    }
+    fn format(&self, instant: i64) -> String {
+        self.format_lossy(instant)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,15 +242,5 @@ mod tests {
             .contains("unknown calendar kind"));
         assert!(Calendar::from_toml("kind = \"gregorian\"\ncolour = 1\n", dir.path()).is_err());
         assert!(g.parse("instant:5").unwrap_err().contains("raw instants"));
-    }
-}
-
-/// Scene world anchors (plot) are written in the project calendar too.
-impl crate::plot::time::CalendarCodec for Calendar {
-    fn parse(&self, text: &str) -> Result<i64, String> {
-        Calendar::parse(self, text)
-    }
-    fn format(&self, instant: i64) -> String {
-        self.format_lossy(instant)
     }
 }
