@@ -37,6 +37,7 @@ fn bench_read_call(c: &mut Criterion) {
         session_id: sid.clone(),
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
+        directory: None,
     };
     let read = engine
         .registry()

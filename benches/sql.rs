@@ -53,6 +53,7 @@ fn bench_sql_read(c: &mut Criterion) {
         session_id: sid.clone(),
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
+        directory: None,
     };
     let tool = engine
         .registry()

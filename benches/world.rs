@@ -246,6 +246,7 @@ fn tool_ctx(w: &Workload) -> ToolCtx {
         session_id: "bench".into(),
         mode: Mode::Normal,
         session_state: Arc::default(),
+        directory: None,
     }
 }
 

@@ -256,3 +256,119 @@ async fn switch_mode_always_waits_and_applies_only_when_approved() {
         .await;
     assert_eq!(r.status, CallStatus::ToolError);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_agent_profile_and_get_session_describe_profiles_and_sessions() {
+    let f = fx();
+    let e = engine(&f, Preset::Supervised);
+    let sid = e
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .unwrap()
+        .id;
+    let child = e
+        .create_session("writer", Mode::Normal, "chapter 4", Some(sid.clone()))
+        .unwrap()
+        .id;
+    let r = e
+        .call(
+            &sid,
+            call("get_agent_profile", json!({"profileKey": "writer"})),
+            Approval::Fail,
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    let d = r.details.unwrap();
+    assert_eq!(d["creationMode"], "public");
+    assert_eq!(d["createAgentAllowed"], true);
+    assert!(d["toolKeys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t == "execute_world"));
+    assert!(
+        d["payloadSchema"]
+            .as_str()
+            .unwrap()
+            .contains("path: string (required)"),
+        "{}",
+        d["payloadSchema"]
+    );
+    let r = e
+        .call(
+            &sid,
+            call("get_agent_profile", json!({"profileKey": "summarizer"})),
+            Approval::Fail,
+        )
+        .await;
+    assert_eq!(r.details.unwrap()["createAgentAllowed"], false);
+    let r = e
+        .call(
+            &sid,
+            call("get_agent_profile", json!({"profileKey": "nobody"})),
+            Approval::Fail,
+        )
+        .await;
+    assert!(!r.ok && r.content.contains("no profile 'nobody'"));
+
+    e.append(
+        &sid,
+        LogRecord::User {
+            text: "Plan chapter four".into(),
+        },
+    )
+    .unwrap();
+    e.append(
+        &sid,
+        LogRecord::Assistant {
+            text: "Here is the plan.".into(),
+            tool_calls: vec![],
+        },
+    )
+    .unwrap();
+    let r = e
+        .call(&sid, call("get_session", json!({"includeRecentMessages": true, "recentMessageLimit": 2, "recentMessageRoles": ["user", "assistant"]})), Approval::Fail)
+        .await;
+    let d = r.details.unwrap();
+    assert_eq!(d["metadata"]["profileKey"], "leader.default");
+    assert_eq!(d["linkedAgents"][0]["sessionId"], child.as_str());
+    let msgs = d["recentMessages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[0]["text"], "Plan chapter four");
+    assert_eq!(msgs[1]["role"], "assistant");
+    let r = e
+        .call(
+            &sid,
+            call("get_session", json!({"sessionId": child})),
+            Approval::Fail,
+        )
+        .await;
+    assert_eq!(
+        r.details.unwrap()["metadata"]["parentSessionId"],
+        sid.as_str()
+    );
+    let r = e
+        .call(
+            &sid,
+            call("get_session", json!({"sessionId": "999"})),
+            Approval::Fail,
+        )
+        .await;
+    assert!(!r.ok && r.content.contains("no session with id '999'"));
+    let r = e
+        .call(
+            &sid,
+            call("get_session", json!({"recentMessageLimit": 50})),
+            Approval::Fail,
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::InvalidArgs);
+    // The retrieval profile may not use them.
+    let rt = e
+        .create_session("retrieval", Mode::Normal, "r", None)
+        .unwrap()
+        .id;
+    let r = e
+        .call(&rt, call("get_session", json!({})), Approval::Fail)
+        .await;
+    assert_eq!(r.status, CallStatus::NotAllowed);
+}

@@ -311,6 +311,7 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         session_id: session.to_string(),
         mode,
         session_state: engine.session_state(session),
+        directory: None,
     };
     let targets = registered.tool.write_targets(&ctx, args);
     decide(

@@ -204,7 +204,7 @@ impl Engine {
 
     /// Session, profile, tool, allowlist and argument checks, in that order.
     fn admit(
-        &self,
+        self: &Arc<Self>,
         session_id: &str,
         call: &ToolCall,
     ) -> Result<(Arc<dyn Tool>, ToolCtx), Box<CallResult>> {
@@ -254,6 +254,7 @@ impl Engine {
             session_id: session_id.to_string(),
             mode: info.mode,
             session_state: self.session_state(session_id),
+            directory: Some(self.clone() as Arc<dyn super::tool::SessionDirectory>),
         };
         Ok((registered.tool.clone(), ctx))
     }

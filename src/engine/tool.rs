@@ -51,6 +51,17 @@ pub struct ToolCtx {
     /// The session's custom state (e.g. `plot.selection`, `agent.tasks`) as of this call.
     /// Tools change it by returning `ToolOutput::state_updates`.
     pub session_state: Arc<BTreeMap<String, Value>>,
+    /// Read access to profiles and sessions (for `get_agent_profile`, `get_session`); `None`
+    /// outside the engine (benchmarks, direct tool tests).
+    pub directory: Option<Arc<dyn SessionDirectory>>,
+}
+
+/// What tools may read about profiles and sessions. The engine implements it.
+pub trait SessionDirectory: Send + Sync {
+    fn profile(&self, key: &str) -> Option<Arc<Profile>>;
+    fn session(&self, id: &str) -> Option<super::types::SessionInfo>;
+    fn sessions(&self) -> Vec<super::types::SessionInfo>;
+    fn log(&self, id: &str) -> Option<super::session_log::ReadLog>;
 }
 
 /// A successful tool result: text for the model, optional structured details, and the

@@ -1,5 +1,6 @@
 //! Tool implementations, one file per group, and `register_all`, the list of built-ins.
 
+pub mod agents;
 pub mod apply_patch;
 pub mod bash;
 pub mod control;
@@ -45,6 +46,8 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(tasks::TaskSetStatus))?;
     registry.register(Arc::new(control::ReportResult))?;
     registry.register(Arc::new(control::SwitchMode))?;
+    registry.register(Arc::new(agents::GetAgentProfile))?;
+    registry.register(Arc::new(agents::GetSession))?;
     registry.register(Arc::new(web::WebFetch))?;
     registry.register(Arc::new(web::WebSearch))?;
     registry.register(Arc::new(research::NovelRankings))?;

@@ -59,6 +59,7 @@ impl Fx {
             session_id: "test".into(),
             mode: Mode::Normal,
             session_state: Arc::default(),
+            directory: None,
         }
     }
 

@@ -1,0 +1,248 @@
+//! Collaboration reads: `get_agent_profile` (what a profile can do and takes) and
+//! `get_session` (a session's metadata, usage, linked agents and recent messages). Creating,
+//! invoking and detaching linked agents come with the agent host (issue 5).
+
+use serde_json::{json, Value};
+
+use crate::engine::profiles::{Creation, Profile};
+use crate::engine::tool::{Mutates, SessionDirectory, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::types::LogRecord;
+
+fn directory(ctx: &ToolCtx) -> Result<&dyn SessionDirectory, ToolError> {
+    ctx.directory
+        .as_deref()
+        .ok_or_else(|| ToolError::failed("sessions are not available outside the engine"))
+}
+
+fn json_out(v: Value) -> ToolOutput {
+    ToolOutput {
+        content: serde_json::to_string_pretty(&v).unwrap_or_default(),
+        details: Some(v),
+        ..ToolOutput::default()
+    }
+}
+
+/// A schema as a short text summary (NeuroBook shows summaries, not the source), or "none".
+pub fn schema_summary(schema: Option<&Value>) -> String {
+    let Some(s) = schema else {
+        return "none".into();
+    };
+    let props = s.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = s
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    match props {
+        None if s.get("additionalProperties") == Some(&Value::Bool(false)) => {
+            "{} (no fields)".into()
+        }
+        None => "any object".into(),
+        Some(p) if p.is_empty() => "{} (no fields)".into(),
+        Some(p) => p
+            .iter()
+            .map(|(k, v)| {
+                let ty = v
+                    .get("type")
+                    .map(|t| t.to_string().replace('"', ""))
+                    .or_else(|| v.get("enum").map(|e| format!("one of {e}")))
+                    .unwrap_or_else(|| "any".into());
+                let req = if required.contains(&k.as_str()) {
+                    " (required)"
+                } else {
+                    ""
+                };
+                let desc = v
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(|d| format!(" — {d}"))
+                    .unwrap_or_default();
+                format!("{k}: {ty}{req}{desc}")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+fn profile_json(p: &Profile) -> Value {
+    json!({
+        "profileKey": p.key,
+        "name": p.name,
+        "description": p.description,
+        "creationMode": match p.creation { Creation::Public => "public", Creation::SystemOnly => "system_only" },
+        "createAgentAllowed": p.creation == Creation::Public,
+        "toolKeys": p.tools,
+        "initialSchema": schema_summary(p.initial_schema.as_ref()),
+        "payloadSchema": schema_summary(p.payload_schema.as_ref()),
+        "outputSchema": schema_summary(p.output_schema.as_ref()),
+    })
+}
+
+pub struct GetAgentProfile;
+
+impl Tool for GetAgentProfile {
+    fn name(&self) -> &'static str {
+        "get_agent_profile"
+    }
+    fn group(&self) -> &'static str {
+        "collaboration"
+    }
+    fn description(&self) -> &'static str {
+        "Look at a profile before creating or calling an agent with it: its tools, whether agents may create it, and what its initial input, per-call payload and output look like."
+    }
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {"profileKey": {"type": "string", "minLength": 1}},
+            "required": ["profileKey"],
+            "additionalProperties": false
+        })
+    }
+    fn mutates(&self) -> Mutates {
+        Mutates::No
+    }
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+        let key = args
+            .get("profileKey")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let p = directory(ctx)?
+            .profile(key)
+            .ok_or_else(|| ToolError::failed(format!("no profile '{key}'")))?;
+        Ok(json_out(profile_json(&p)))
+    }
+}
+
+pub struct GetSession;
+
+const ROLES: [&str; 3] = ["user", "assistant", "toolResult"];
+
+impl Tool for GetSession {
+    fn name(&self) -> &'static str {
+        "get_session"
+    }
+    fn group(&self) -> &'static str {
+        "collaboration"
+    }
+    fn description(&self) -> &'static str {
+        "Metadata of a session (your own when sessionId is omitted): profile, title, mode, state, token usage, linked agents, and optionally its most recent messages. Session ids are listed by get_agent; do not guess them."
+    }
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "sessionId": {"type": "string", "minLength": 1},
+                "includeRecentMessages": {"type": "boolean"},
+                "recentMessageLimit": {"type": "integer", "minimum": 1, "maximum": 10},
+                "recentMessageRoles": {"type": "array", "items": {"enum": ROLES}, "uniqueItems": true},
+                "tokenBudget": {"type": "integer", "minimum": 100, "maximum": 3000}
+            },
+            "additionalProperties": false
+        })
+    }
+    fn mutates(&self) -> Mutates {
+        Mutates::No
+    }
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+        let dir = directory(ctx)?;
+        let id = args
+            .get("sessionId")
+            .and_then(Value::as_str)
+            .unwrap_or(&ctx.session_id);
+        let s = dir
+            .session(id)
+            .ok_or_else(|| ToolError::failed(format!("no session with id '{id}'")))?;
+        let linked: Vec<Value> = dir
+            .sessions()
+            .into_iter()
+            .filter(|o| o.parent.as_deref() == Some(id))
+            .map(|o| json!({"sessionId": o.id, "profileKey": o.profile, "title": o.title, "status": o.state.label()}))
+            .collect();
+        let mut out = json!({
+            "metadata": {"sessionId": s.id, "profileKey": s.profile, "createdAt": s.created_at,
+                         "parentSessionId": s.parent, "mode": s.mode.as_str(), "state": s.state.label()},
+            "title": s.title,
+            "usage": {"inputTokens": s.input_tokens, "outputTokens": s.output_tokens, "cost": s.cost},
+            "linkedAgents": linked,
+        });
+        if args
+            .get("includeRecentMessages")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+        {
+            let limit = args
+                .get("recentMessageLimit")
+                .and_then(Value::as_u64)
+                .unwrap_or(3) as usize;
+            let budget_chars = args
+                .get("tokenBudget")
+                .and_then(Value::as_u64)
+                .unwrap_or(1200) as usize
+                * 4;
+            let roles: Vec<String> = args
+                .get("recentMessageRoles")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_else(|| ROLES.iter().map(|r| r.to_string()).collect());
+            out["recentMessages"] = Value::Array(recent(dir, id, limit, budget_chars, &roles));
+        }
+        Ok(json_out(out))
+    }
+}
+
+/// The newest `limit` messages of the given roles, oldest first, cut to `budget` characters.
+fn recent(
+    dir: &dyn SessionDirectory,
+    id: &str,
+    limit: usize,
+    budget: usize,
+    roles: &[String],
+) -> Vec<Value> {
+    let Some(log) = dir.log(id) else {
+        return Vec::new();
+    };
+    let mut picked: Vec<(String, String, String)> = log
+        .lines
+        .iter()
+        .rev()
+        .filter_map(|l| {
+            let (role, text) = match &l.record {
+                LogRecord::User { text } => ("user", text.clone()),
+                LogRecord::Assistant { text, .. } if !text.trim().is_empty() => {
+                    ("assistant", text.clone())
+                }
+                LogRecord::ToolResult { tool, content, .. } => {
+                    ("toolResult", format!("{tool}: {content}"))
+                }
+                _ => return None,
+            };
+            roles
+                .iter()
+                .any(|r| r == role)
+                .then(|| (role.to_string(), text, l.ts.clone()))
+        })
+        .take(limit)
+        .collect();
+    picked.reverse();
+    let mut left = budget;
+    picked
+        .into_iter()
+        .map(|(role, text, ts)| {
+            let cut: String = text.chars().take(left).collect();
+            left = left.saturating_sub(cut.chars().count());
+            let truncated = cut.chars().count() < text.chars().count();
+            json!({"role": role, "text": cut, "timestamp": ts, "truncated": truncated})
+        })
+        .collect()
+}
