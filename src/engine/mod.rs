@@ -168,7 +168,7 @@ impl Engine {
                 let profile = self
                     .profiles
                     .get(&info.profile)
-                    .unwrap_or_else(|| Arc::new(placeholder_profile(&info.profile)));
+                    .unwrap_or_else(|| Arc::new(missing_profile(&info.profile)));
                 st.sessions.insert(
                     info.id.clone(),
                     SessionRt {
@@ -608,7 +608,7 @@ fn custom_state(read: &ReadLog) -> BTreeMap<String, serde_json::Value> {
 }
 
 /// A session whose profile no longer exists still lists and reads; it just allows no tools.
-fn placeholder_profile(key: &str) -> Profile {
+fn missing_profile(key: &str) -> Profile {
     Profile {
         key: key.to_string(),
         name: key.to_string(),

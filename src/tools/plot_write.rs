@@ -40,6 +40,18 @@ struct Planned {
     op: Op,
 }
 
+impl Planned {
+    fn new(project: String, db: PlotDb, what: String, op: Op) -> Planned {
+        Planned {
+            project,
+            db,
+            grant_key: format!("plot/{what}"),
+            what,
+            op,
+        }
+    }
+}
+
 fn saved<T: Serialize>(v: T) -> PlotResult<Saved> {
     Ok(Saved {
         value: serde_json::to_value(v)
@@ -189,13 +201,7 @@ impl SaveStoryAct {
                 Box::new(move |p: &mut Plot| saved(p.update_act(id, &input)?)),
             )
         };
-        Ok(Planned {
-            project: target.name,
-            db,
-            grant_key: format!("plot/{what}"),
-            what,
-            op,
-        })
+        Ok(Planned::new(target.name, db, what, op))
     }
 }
 
@@ -223,13 +229,7 @@ impl SaveStoryChapter {
                 Box::new(move |p: &mut Plot| saved(p.update_chapter(id, &input)?)),
             )
         };
-        Ok(Planned {
-            project: target.name,
-            db,
-            grant_key: format!("plot/{what}"),
-            what,
-            op,
-        })
+        Ok(Planned::new(target.name, db, what, op))
     }
 }
 
@@ -281,13 +281,7 @@ impl SaveStoryThread {
                 }),
             )
         };
-        Ok(Planned {
-            project: target.name,
-            db,
-            grant_key: format!("plot/{what}"),
-            what,
-            op,
-        })
+        Ok(Planned::new(target.name, db, what, op))
     }
 }
 
@@ -345,13 +339,7 @@ impl SaveStoryScene {
                 }),
             )
         };
-        Ok(Planned {
-            project: target.name,
-            db,
-            grant_key: format!("plot/{what}"),
-            what,
-            op,
-        })
+        Ok(Planned::new(target.name, db, what, op))
     }
 }
 
@@ -389,13 +377,7 @@ impl SaveStoryPromise {
                 }),
             )
         };
-        Ok(Planned {
-            project: target.name,
-            db,
-            grant_key: format!("plot/{what}"),
-            what,
-            op,
-        })
+        Ok(Planned::new(target.name, db, what, op))
     }
 }
 
@@ -478,12 +460,6 @@ impl SaveStoryDecision {
                 }),
             )
         };
-        Ok(Planned {
-            project: target.name,
-            db,
-            grant_key: format!("plot/{what}"),
-            what,
-            op,
-        })
+        Ok(Planned::new(target.name, db, what, op))
     }
 }
