@@ -38,6 +38,8 @@ fn bench_read_call(c: &mut Criterion) {
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
         directory: None,
+        call_id: String::new(),
+        engine: None,
     };
     let read = engine
         .registry()

@@ -54,6 +54,8 @@ fn bench_sql_read(c: &mut Criterion) {
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
         directory: None,
+        call_id: String::new(),
+        engine: None,
     };
     let tool = engine
         .registry()

@@ -247,6 +247,8 @@ fn tool_ctx(w: &Workload) -> ToolCtx {
         mode: Mode::Normal,
         session_state: Arc::default(),
         directory: None,
+        call_id: String::new(),
+        engine: None,
     }
 }
 

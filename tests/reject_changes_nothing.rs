@@ -312,6 +312,8 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         mode,
         session_state: engine.session_state(session),
         directory: None,
+        call_id: String::new(),
+        engine: None,
     };
     let targets = registered.tool.write_targets(&ctx, args);
     decide(

@@ -255,6 +255,8 @@ impl Engine {
             mode: info.mode,
             session_state: self.session_state(session_id),
             directory: Some(self.clone() as Arc<dyn super::tool::SessionDirectory>),
+            call_id: call.id.clone(),
+            engine: Some(self.clone()),
         };
         Ok((registered.tool.clone(), ctx))
     }

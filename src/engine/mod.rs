@@ -5,7 +5,10 @@
 //! [`Engine::call`], answer approvals with [`Engine::decide`] and follow what happens through
 //! [`Engine::subscribe`]. The engine never imports ratatui.
 
+pub mod agents;
 pub mod dispatch;
+pub mod inputs;
+pub mod jobs;
 pub mod lock;
 pub mod policy;
 pub mod profiles;
@@ -70,6 +73,8 @@ struct State {
     /// (session, tool, target) triples the author approved for the rest of a session.
     grants: HashSet<(SessionId, String, String)>,
     next_call: u64,
+    /// Questions waiting for the author, with the channel that wakes the asker.
+    inputs: VecDeque<(inputs::InputRequest, oneshot::Sender<Vec<inputs::Answer>>)>,
 }
 
 pub struct Engine {
@@ -81,6 +86,8 @@ pub struct Engine {
     events: broadcast::Sender<EngineEvent>,
     state: Mutex<State>,
     lock: lock::EngineLock,
+    jobs: Arc<jobs::JobStore>,
+    host: Mutex<Option<std::sync::Weak<dyn agents::AgentHost>>>,
 }
 
 impl Engine {
@@ -96,6 +103,10 @@ impl Engine {
         crate::tools::register_all(&mut registry).map_err(EngineError::Setup)?;
         let (events, _) = broadcast::channel(4096);
         let lock = lock::EngineLock::acquire(&ws.nbook_dir().join("agent"));
+        let jobs = Arc::new(jobs::JobStore::open(
+            &ws.nbook_dir().join("agent").join("jobs"),
+            lock.owned(),
+        ));
         let engine = Engine {
             ws: Arc::new(ws),
             config: Arc::new(config),
@@ -105,6 +116,8 @@ impl Engine {
             events,
             state: Mutex::new(State::default()),
             lock,
+            jobs,
+            host: Mutex::new(None),
         };
         engine.load_sessions()?;
         Ok(engine)
@@ -129,6 +142,11 @@ impl Engine {
     /// Profile files that failed to load (shown by the TUI and the CLI, never fatal).
     pub fn profile_errors(&self) -> &[ProfileError] {
         &self.profile_errors
+    }
+
+    /// Background jobs of this project.
+    pub fn jobs(&self) -> &Arc<jobs::JobStore> {
+        &self.jobs
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {

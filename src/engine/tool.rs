@@ -54,6 +54,11 @@ pub struct ToolCtx {
     /// Read access to profiles and sessions (for `get_agent_profile`, `get_session`); `None`
     /// outside the engine (benchmarks, direct tool tests).
     pub directory: Option<Arc<dyn SessionDirectory>>,
+    /// The id of this call (jobs and questions name their origin with it).
+    pub call_id: String,
+    /// The engine itself, for tools that create sessions, ask the author or start jobs;
+    /// `None` outside the engine.
+    pub engine: Option<Arc<super::Engine>>,
 }
 
 /// What tools may read about profiles and sessions. The engine implements it.

@@ -322,6 +322,15 @@ pub enum EngineEvent {
         call_id: CallId,
         decision: String,
     },
+    /// A question for the author (`request_user_input`, a workflow's `wf.ask`).
+    InputRequested {
+        request: super::inputs::InputRequest,
+    },
+    /// The question was answered or withdrawn.
+    InputResolved {
+        id: String,
+        outcome: String,
+    },
     /// Files an agent changed (project-relative paths), for the Files pane's marks.
     FilesChanged {
         session_id: SessionId,

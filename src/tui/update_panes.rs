@@ -204,6 +204,8 @@ impl AppState {
                 Vec::new()
             }
             EngineEvent::FilesChanged { paths, .. } => self.files_changed(paths),
+            // The input-form UI comes with the Sessions composer (issue 5).
+            EngineEvent::InputRequested { .. } | EngineEvent::InputResolved { .. } => Vec::new(),
         }
     }
 }

@@ -60,6 +60,8 @@ impl Fx {
             mode: Mode::Normal,
             session_state: Arc::default(),
             directory: None,
+            call_id: String::new(),
+            engine: None,
         }
     }
 
