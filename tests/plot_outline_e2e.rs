@@ -49,10 +49,7 @@ async fn a_replayed_session_builds_an_outline_with_approvals() {
             }
         })
     };
-    let opts = RunOptions {
-        approval: Approval::Queue,
-        cancel: tokio_util::sync::CancellationToken::new(),
-    };
+    let opts = RunOptions::new(Approval::Queue, tokio_util::sync::CancellationToken::new());
     let outcome = run_agent(
         b.engine.clone(),
         b.sid.clone(),

@@ -102,10 +102,7 @@ async fn an_agent_reads_a_file_and_answers_through_the_openai_provider() {
         .create_session("leader.default", Mode::Normal, "keeper", None)
         .unwrap()
         .id;
-    let opts = RunOptions {
-        approval: Approval::Fail,
-        cancel: CancellationToken::new(),
-    };
+    let opts = RunOptions::new(Approval::Fail, CancellationToken::new());
     let out = run_agent(
         p.engine.clone(),
         sid.clone(),
@@ -184,10 +181,7 @@ async fn invalid_json_arguments_come_back_as_an_error_the_agent_can_fix() {
         .create_session("leader.default", Mode::Normal, "t", None)
         .unwrap()
         .id;
-    let opts = RunOptions {
-        approval: Approval::Fail,
-        cancel: CancellationToken::new(),
-    };
+    let opts = RunOptions::new(Approval::Fail, CancellationToken::new());
     let out = run_agent(p.engine.clone(), sid.clone(), provider, "Who?".into(), opts)
         .await
         .unwrap();
@@ -331,10 +325,7 @@ async fn live_openai_server_agent_turn_with_a_tool_call() {
         .create_session("probe", Mode::Normal, "live", None)
         .unwrap()
         .id;
-    let opts = RunOptions {
-        approval: Approval::Fail,
-        cancel: CancellationToken::new(),
-    };
+    let opts = RunOptions::new(Approval::Fail, CancellationToken::new());
     let run = run_agent(
         p.engine.clone(),
         sid.clone(),

@@ -33,6 +33,7 @@ pub struct AnthropicProvider {
     model: String,
     label: String,
     prices: (f64, f64),
+    window: Option<usize>,
     max_tokens: u64,
 }
 
@@ -50,6 +51,7 @@ impl AnthropicProvider {
             endpoint: Arc::new(endpoint),
             model,
             prices,
+            window: None,
             max_tokens: DEFAULT_MAX_TOKENS,
         }
     }
@@ -61,6 +63,12 @@ impl AnthropicProvider {
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
+        self
+    }
+
+    /// The model's context window in tokens (from config), for compaction.
+    pub fn with_context_window(mut self, window: Option<usize>) -> Self {
+        self.window = window;
         self
     }
 }
@@ -92,6 +100,10 @@ impl Provider for AnthropicProvider {
 
     fn prices(&self) -> (f64, f64) {
         self.prices
+    }
+
+    fn context_window(&self) -> Option<usize> {
+        self.window
     }
 }
 

@@ -69,6 +69,7 @@ pub fn build_with_env(
     })?;
     let prices = (model.input_price, model.output_price);
     let label = format!("{}:{}", model.provider, model.name);
+    let window = model.context_window.map(|w| w as usize);
     match pc.kind.as_str() {
         "openai" => {
             let base = pc.base_url.as_deref().unwrap_or(OPENAI_BASE_URL);
@@ -78,7 +79,7 @@ pub fn build_with_env(
             }
             headers.extend(pc.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
             let endpoint = endpoint(model, openai::chat_url(base), &headers, settings)?;
-            Ok(Arc::new(OpenAiProvider::new(endpoint, model.name.clone(), prices).with_label(label)))
+            Ok(Arc::new(OpenAiProvider::new(endpoint, model.name.clone(), prices).with_label(label).with_context_window(window)))
         }
         "anthropic" => {
             let base = pc.base_url.as_deref().unwrap_or(ANTHROPIC_BASE_URL);
@@ -86,7 +87,7 @@ pub fn build_with_env(
             let mut headers = anthropic::auth_headers(&key);
             headers.extend(pc.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
             let endpoint = endpoint(model, anthropic::messages_url(base), &headers, settings)?;
-            Ok(Arc::new(AnthropicProvider::new(endpoint, model.name.clone(), prices).with_label(label)))
+            Ok(Arc::new(AnthropicProvider::new(endpoint, model.name.clone(), prices).with_label(label).with_context_window(window)))
         }
         "replay" => Err(ProviderError::Config(format!(
             "provider '{}' is a replay provider: use --provider replay --script FILE instead of a model",

@@ -3,7 +3,9 @@
 //! through the engine exactly as the TUI does.
 
 pub mod anthropic;
+pub mod compact;
 pub mod factory;
+pub mod host;
 pub mod http;
 pub mod openai;
 pub mod provider;
@@ -16,4 +18,4 @@ pub use http::HttpSettings;
 pub use openai::OpenAiProvider;
 pub use provider::{Message, ModelEvent, ModelRequest, Provider, ProviderError, ToolSpec};
 pub use replay::ReplayProvider;
-pub use run_loop::{run_agent, RunOptions, RunOutcome};
+pub use run_loop::{history, run_agent, run_invocation, Inbox, RunOptions, RunOutcome, Start};

@@ -31,6 +31,7 @@ pub struct OpenAiProvider {
     model: String,
     label: String,
     prices: (f64, f64),
+    window: Option<usize>,
     extra_body: Map<String, Value>,
 }
 
@@ -43,6 +44,7 @@ impl OpenAiProvider {
             endpoint: Arc::new(endpoint),
             model,
             prices,
+            window: None,
             extra_body: Map::new(),
         }
     }
@@ -56,6 +58,12 @@ impl OpenAiProvider {
 
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
+        self
+    }
+
+    /// The model's context window in tokens (from config), for compaction.
+    pub fn with_context_window(mut self, window: Option<usize>) -> Self {
+        self.window = window;
         self
     }
 }
@@ -79,6 +87,10 @@ impl Provider for OpenAiProvider {
 
     fn prices(&self) -> (f64, f64) {
         self.prices
+    }
+
+    fn context_window(&self) -> Option<usize> {
+        self.window
     }
 }
 

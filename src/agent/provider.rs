@@ -86,4 +86,8 @@ pub trait Provider: Send + Sync {
     fn prices(&self) -> (f64, f64) {
         (0.0, 0.0)
     }
+    /// The context window in tokens, when known; the loop compacts the transcript near it.
+    fn context_window(&self) -> Option<usize> {
+        None
+    }
 }

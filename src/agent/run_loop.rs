@@ -1,13 +1,20 @@
-//! The agent loop: send the transcript to the provider, record the reply, run its tool calls
-//! through the engine (consecutive parallel-safe reads concurrently, everything else in
-//! order), feed the results back, and stop on a reply without tool calls, when the script or
-//! turn budget runs out, or on cancellation. Each step is logged before the next begins.
+//! The agent loop: assemble the context (profile prompt, `AGENTS.md`, the session's initial
+//! brief, mode and task reminders, and the transcript rebuilt from the session log), send it
+//! to the provider, record the reply, run its tool calls through the engine (consecutive
+//! parallel-safe reads concurrently, everything else in order), feed the results back, and
+//! stop on a reply without tool calls, on `report_result`, when the turn budget runs out, or
+//! on cancellation. Steering messages are drained at turn boundaries; a call that waited for
+//! the author ends that turn's batch (later calls get "skipped" results, as in NeuroBook).
+//! Each step is logged before the next begins, so a crash leaves a readable transcript.
 
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::compact;
 use super::provider::{Message, ModelEvent, ModelRequest, Provider, ToolSpec};
 use crate::engine::{
     Approval, CallResult, CallStatus, Engine, EngineError, LogRecord, SessionState, ToolCall,
@@ -16,9 +23,59 @@ use crate::engine::{
 /// Turns one run may take before it stops on its own.
 pub const MAX_TURNS: usize = 64;
 
+/// Messages for a running session, drained at the next turn boundary (`steer`).
+#[derive(Default)]
+pub struct Inbox {
+    steer: Mutex<VecDeque<String>>,
+}
+
+impl Inbox {
+    pub fn push(&self, text: String) {
+        self.steer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push_back(text);
+    }
+    fn drain(&self) -> Vec<String> {
+        self.steer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+            .collect()
+    }
+}
+
 pub struct RunOptions {
     pub approval: Approval,
     pub cancel: CancellationToken,
+    /// Steering messages from the author or a caller.
+    pub inbox: Option<Arc<Inbox>>,
+    /// The model's context window in tokens; `None` = never compact.
+    pub context_window: Option<usize>,
+    /// Who writes compaction summaries (the `summarizer` profile's model); `None` = fall back
+    /// to dropping old tool outputs.
+    pub summarizer: Option<Arc<dyn Provider>>,
+}
+
+impl RunOptions {
+    pub fn new(approval: Approval, cancel: CancellationToken) -> RunOptions {
+        RunOptions {
+            approval,
+            cancel,
+            inbox: None,
+            context_window: None,
+            summarizer: None,
+        }
+    }
+}
+
+/// How a run starts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Start {
+    /// A new user message.
+    Prompt(String),
+    /// Resume from the transcript's tail (after an interruption or with new tool results).
+    Continue,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -32,9 +89,15 @@ pub struct RunOutcome {
     pub data: Option<serde_json::Value>,
     pub cancelled: bool,
     pub error: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub reasoning_tokens: u64,
+    pub cost: f64,
 }
 
-/// System prompt: the profile's prompt, then the project's `AGENTS.md`, then the mode rule.
+/// System prompt: the profile's prompt, the project's `AGENTS.md`, the session's initial
+/// brief, then reminders (mode, task list).
 fn system_prompt(engine: &Engine, session_id: &str) -> String {
     let mut s = engine
         .session_profile(session_id)
@@ -43,6 +106,15 @@ fn system_prompt(engine: &Engine, session_id: &str) -> String {
     if let Ok(agents) = std::fs::read_to_string(engine.workspace().root().join("AGENTS.md")) {
         s.push_str("\n\n# Project instructions (AGENTS.md)\n\n");
         s.push_str(&agents);
+    }
+    let state = engine.session_state(session_id);
+    if let Some(initial) = state
+        .get(crate::engine::agents::INITIAL_KEY)
+        .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
+    {
+        s.push_str("\n\n# Your brief (initial)\n\n```json\n");
+        s.push_str(&serde_json::to_string_pretty(initial).unwrap_or_default());
+        s.push_str("\n```");
     }
     if let Some(info) = engine.session(session_id) {
         s.push_str(&format!(
@@ -54,6 +126,30 @@ fn system_prompt(engine: &Engine, session_id: &str) -> String {
                 "Changes you propose may wait for the author's approval."
             }
         ));
+    }
+    if let Some(tasks) = state.get("agent.tasks") {
+        let steps: Vec<String> = tasks
+            .get("steps")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .map(|st| {
+                        format!(
+                            "- [{}] {} {}",
+                            st.get("status").and_then(Value::as_str).unwrap_or("?"),
+                            st.get("id").and_then(Value::as_str).unwrap_or("?"),
+                            st.get("text").and_then(Value::as_str).unwrap_or("")
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !steps.is_empty() {
+            s.push_str(&format!(
+                "\n\n<system-reminder>Your task list:\n{}</system-reminder>",
+                steps.join("\n")
+            ));
+        }
     }
     s
 }
@@ -74,12 +170,102 @@ fn tool_specs(engine: &Engine, session_id: &str) -> Vec<ToolSpec> {
         .collect()
 }
 
+/// The conversation so far as the model sees it, rebuilt from the session log. A compaction
+/// record replaces everything before it; an assistant call that never got a result (a crash
+/// or a cancel mid-turn) gets an "interrupted" result so the transcript stays well-formed.
+pub fn history(engine: &Engine, session_id: &str) -> Result<Vec<Message>, EngineError> {
+    let log = engine.session_log(session_id)?;
+    let mut msgs: Vec<Message> = Vec::new();
+    for line in &log.lines {
+        match &line.record {
+            LogRecord::User { text } => {
+                close_open_calls(&mut msgs);
+                msgs.push(Message::User { text: text.clone() });
+            }
+            LogRecord::Assistant { text, tool_calls } => {
+                close_open_calls(&mut msgs);
+                msgs.push(Message::Assistant {
+                    text: text.clone(),
+                    tool_calls: tool_calls.clone(),
+                });
+            }
+            LogRecord::ToolResult {
+                call_id, content, ok, ..
+            } => {
+                let known = msgs.iter().rev().any(|m| {
+                    matches!(m, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| &c.id == call_id))
+                });
+                let seen = msgs.iter().any(
+                    |m| matches!(m, Message::ToolResult { call_id: c, .. } if c == call_id),
+                );
+                // Headless `nbook call` results have no assistant message: not model history.
+                if known && !seen {
+                    msgs.push(Message::ToolResult {
+                        call_id: call_id.clone(),
+                        content: content.clone(),
+                        is_error: !ok,
+                    });
+                }
+            }
+            LogRecord::Compaction { messages, .. } => {
+                msgs = messages
+                    .iter()
+                    .filter_map(|m| serde_json::from_value(m.clone()).ok())
+                    .collect();
+            }
+            _ => {}
+        }
+    }
+    close_open_calls(&mut msgs);
+    Ok(msgs)
+}
+
+/// Give every tool call of the last assistant message a result.
+fn close_open_calls(msgs: &mut Vec<Message>) {
+    let Some(pos) = msgs
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant { .. }))
+    else {
+        return;
+    };
+    let Message::Assistant { tool_calls, .. } = &msgs[pos] else {
+        return;
+    };
+    let missing: Vec<String> = tool_calls
+        .iter()
+        .filter(|c| {
+            !msgs[pos..].iter().any(
+                |m| matches!(m, Message::ToolResult { call_id, .. } if *call_id == c.id),
+            )
+        })
+        .map(|c| c.id.clone())
+        .collect();
+    for id in missing {
+        msgs.push(Message::ToolResult {
+            call_id: id,
+            content: "interrupted: this call did not run (the run stopped before it)".into(),
+            is_error: true,
+        });
+    }
+}
+
 /// Run the agent of `session_id` on `message` until it stops.
 pub async fn run_agent(
     engine: Arc<Engine>,
     session_id: String,
     provider: Arc<dyn Provider>,
     message: String,
+    opts: RunOptions,
+) -> Result<RunOutcome, EngineError> {
+    run_invocation(engine, session_id, provider, Start::Prompt(message), opts).await
+}
+
+/// Run one invocation of a session: a new prompt or a continuation of its transcript.
+pub async fn run_invocation(
+    engine: Arc<Engine>,
+    session_id: String,
+    provider: Arc<dyn Provider>,
+    start: Start,
     opts: RunOptions,
 ) -> Result<RunOutcome, EngineError> {
     let mut out = RunOutcome::default();
@@ -91,13 +277,16 @@ pub async fn run_agent(
             message: None,
         },
     )?;
-    engine.append(
-        &session_id,
-        LogRecord::User {
-            text: message.clone(),
-        },
-    )?;
-    let mut messages = vec![Message::User { text: message }];
+    let mut messages = history(&engine, &session_id)?;
+    if let Start::Prompt(message) = start {
+        engine.append(
+            &session_id,
+            LogRecord::User {
+                text: message.clone(),
+            },
+        )?;
+        messages.push(Message::User { text: message });
+    }
     let (in_price, out_price) = provider.prices();
 
     while out.turns < MAX_TURNS {
@@ -105,15 +294,29 @@ pub async fn run_agent(
             out.cancelled = true;
             break;
         }
+        if let Some(inbox) = &opts.inbox {
+            for text in inbox.drain() {
+                engine.append(&session_id, LogRecord::User { text: text.clone() })?;
+                messages.push(Message::User { text });
+            }
+        }
+        let system = system_prompt(&engine, &session_id);
+        let tools = tool_specs(&engine, &session_id);
+        if let Some(window) = opts.context_window {
+            messages =
+                compact_if_needed(&engine, &session_id, messages, &system, &tools, window, &opts)
+                    .await?;
+        }
         let req = ModelRequest {
-            system: system_prompt(&engine, &session_id),
+            system,
             messages: messages.clone(),
-            tools: tool_specs(&engine, &session_id),
+            tools,
         };
         let mut stream = provider.stream(req);
         let mut text = String::new();
         let mut calls: Vec<ToolCall> = Vec::new();
         let mut usage = (0u64, 0u64);
+        let mut details = (0u64, 0u64);
         let mut got_anything = false;
         loop {
             let next = tokio::select! {
@@ -129,7 +332,11 @@ pub async fn run_agent(
                     input_tokens,
                     output_tokens,
                 }) => usage = (input_tokens, output_tokens),
-                Ok(ModelEvent::UsageDetails { .. }) => {}
+                Ok(ModelEvent::UsageDetails {
+                    cached_input_tokens,
+                    reasoning_tokens,
+                    ..
+                }) => details = (cached_input_tokens, reasoning_tokens),
                 Err(e) => {
                     out.error = Some(e.to_string());
                     break;
@@ -147,6 +354,9 @@ pub async fn run_agent(
                     },
                 )?;
             }
+            if !got_anything && out.error.is_none() && !out.cancelled {
+                out.error = Some("the model sent an empty reply".into());
+            }
             break;
         }
         out.turns += 1;
@@ -158,7 +368,12 @@ pub async fn run_agent(
             },
         )?;
         let cost = (usage.0 as f64 * in_price + usage.1 as f64 * out_price) / 1_000_000.0;
-        engine.add_usage(&session_id, usage.0, usage.1, cost)?;
+        engine.add_usage_detailed(&session_id, usage.0, usage.1, cost, details.0, details.1)?;
+        out.input_tokens += usage.0;
+        out.output_tokens += usage.1;
+        out.cached_input_tokens += details.0;
+        out.reasoning_tokens += details.1;
+        out.cost += cost;
         messages.push(Message::Assistant {
             text: text.clone(),
             tool_calls: calls.clone(),
@@ -167,6 +382,12 @@ pub async fn run_agent(
             out.final_text = text;
         }
         if calls.is_empty() {
+            let pending_steer = opts.inbox.as_ref().is_some_and(|i| {
+                !i.steer.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+            });
+            if pending_steer {
+                continue;
+            }
             break;
         }
         out.tool_calls += calls.len();
@@ -208,6 +429,58 @@ pub async fn run_agent(
     Ok(out)
 }
 
+/// Compact the transcript when it nears the window; the result is logged so the next run
+/// (and a restart) rebuilds the same history.
+async fn compact_if_needed(
+    engine: &Engine,
+    session_id: &str,
+    messages: Vec<Message>,
+    system: &str,
+    tools: &[ToolSpec],
+    window: usize,
+    opts: &RunOptions,
+) -> Result<Vec<Message>, EngineError> {
+    let policy = compact::CompactionPolicy::for_window(window);
+    let fixed = system.len() / 4
+        + tools
+            .iter()
+            .map(|t| (t.description.len() + t.parameters.to_string().len()) / 4)
+            .sum::<usize>();
+    if !compact::needs_compaction(&messages, fixed, &policy) {
+        return Ok(messages);
+    }
+    let summarizer_prompt = engine
+        .profiles()
+        .get("summarizer")
+        .map(|p| p.prompt.clone())
+        .unwrap_or_default();
+    let done = match &opts.summarizer {
+        Some(p) => {
+            let f = compact::summarize_with(p.clone(), summarizer_prompt);
+            compact::compact(&messages, fixed, &policy, f).await
+        }
+        None => {
+            let f = |_: String| async { Err::<String, String>("no summarizer model".into()) };
+            compact::compact(&messages, fixed, &policy, f).await
+        }
+    };
+    engine.append(
+        session_id,
+        LogRecord::Compaction {
+            method: done.method.to_string(),
+            tokens_before: done.tokens_before,
+            tokens_after: done.tokens_after,
+            summary: done.summary.clone(),
+            messages: done
+                .messages
+                .iter()
+                .filter_map(|m| serde_json::to_value(m).ok())
+                .collect(),
+        },
+    )?;
+    Ok(done.messages)
+}
+
 /// Run one turn's calls: a run of consecutive parallel-safe calls goes concurrently; any other
 /// call is a barrier and runs alone, in order.
 async fn run_calls(
@@ -225,7 +498,15 @@ async fn run_calls(
             .is_some_and(|t| t.tool.parallel_safe())
     };
     let mut ended = false;
+    let mut paused: Option<String> = None;
     for call in calls {
+        if let Some(tool) = &paused {
+            let why = format!(
+                "skipped: {tool} was waiting for the author; the turn ended there. Call this again if it is still needed."
+            );
+            results.push(skipped(engine, session_id, &call, &why));
+            continue;
+        }
         if ended {
             results.push(skipped(
                 engine,
@@ -252,6 +533,9 @@ async fn run_calls(
         match done {
             Some(r) => {
                 ended = r.ok && r.tool == REPORT_RESULT;
+                if r.waited || PAUSING.contains(&r.tool.as_str()) {
+                    paused = Some(r.tool.clone());
+                }
                 results.push(r);
             }
             // The dropped call removed itself from the approval queue; record why it stopped.
@@ -275,6 +559,8 @@ async fn run_batch(
 }
 
 const REPORT_RESULT: &str = "report_result";
+/// Tools that always pause the session for the author.
+const PAUSING: [&str; 2] = ["request_user_input", "switch_mode"];
 const CANCELLED: &str = "skipped: the run was cancelled before this call ran";
 
 fn skipped(engine: &Engine, session_id: &str, call: &ToolCall, why: &str) -> CallResult {
@@ -286,6 +572,7 @@ fn skipped(engine: &Engine, session_id: &str, call: &ToolCall, why: &str) -> Cal
         content: why.into(),
         details: None,
         preview: None,
+        waited: false,
     };
     let _ = engine.append(
         session_id,

@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use include_dir::{include_dir, Dir};
-use tokio_util::sync::CancellationToken;
 
 use super::{open_engine, Failure};
-use crate::agent::{run_agent, ReplayProvider, RunOptions};
-use crate::config::Dirs;
+use crate::agent::host::{config_providers, Host, ProviderSource};
+use crate::agent::{Provider, ReplayProvider};
+use crate::config::{Config, Dirs};
+use crate::engine::agents::{InvokeMode, InvokeRequest};
 use crate::engine::{Approval, Mode};
 
 static DEMO: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/assets/demo");
@@ -55,27 +56,45 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
             None,
         )
         .map_err(Failure::usage)?;
-    let provider = Arc::new(
+    let replay: Arc<dyn Provider> = Arc::new(
         ReplayProvider::parse(DEMO_SCRIPT, "demo-leader.jsonl")
             .map_err(Failure::tool)?
             .with_word_delay(Duration::from_millis(25)),
     );
-    let cancel = CancellationToken::new();
-    let runner = {
-        let (engine, id, cancel) = (engine.clone(), session.id.clone(), cancel.clone());
-        tokio::spawn(async move {
-            let opts = RunOptions {
-                approval: Approval::Queue,
-                cancel,
-            };
-            if let Err(e) = run_agent(engine, id, provider, DEMO_PROMPT.to_string(), opts).await {
-                tracing::error!("demo session failed: {e}");
-            }
-        })
-    };
-    let code = super::open::launch(engine, dirs, Some(session.id)).await;
-    cancel.cancel();
-    let _ = tokio::time::timeout(Duration::from_secs(2), runner).await;
+    let host = Host::attach(
+        engine.clone(),
+        demo_providers(replay, engine.config().clone()),
+        Approval::Queue,
+    );
+    host.submit(InvokeRequest {
+        caller: None,
+        session_id: session.id.clone(),
+        message: Some(DEMO_PROMPT.to_string()),
+        input: None,
+        mode: InvokeMode::Prompt,
+        model: None,
+        origin_call_id: None,
+    })
+    .map_err(Failure::tool)?;
+    let code = super::open::launch(engine, host.clone(), dirs, Some(session.id.clone())).await;
+    host.cancel(&session.id);
     eprintln!("The demo project is at {}", dest.display());
     code
+}
+
+/// The demo's lead author plays its recorded script once; every later run (a prompt from the
+/// composer, another profile) uses the models in config.toml, or says none is configured.
+fn demo_providers(replay: Arc<dyn Provider>, config: Arc<Config>) -> ProviderSource {
+    let first = std::sync::Mutex::new(Some(replay));
+    let configured = config_providers(config);
+    Arc::new(move |profile, model| {
+        if profile.key == "leader.default" && model.is_none() {
+            if let Some(p) = first.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                return Ok(p);
+            }
+        }
+        configured(profile, model).map_err(|e| {
+            format!("{e}. The demo's recorded script has already played; configure a model to keep going")
+        })
+    })
 }

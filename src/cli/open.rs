@@ -4,16 +4,24 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{exit, open_engine, Failure};
+use crate::agent::host::{config_providers, Host};
 use crate::config::Dirs;
+use crate::engine::Approval;
 use crate::tui::{self, TuiOptions};
 
 pub async fn open(path: PathBuf, dirs: Dirs) -> Result<u8, Failure> {
     let engine = Arc::new(open_engine(&path, &dirs)?);
-    launch(engine, dirs, None).await
+    let host = Host::attach(
+        engine.clone(),
+        config_providers(engine.config().clone()),
+        Approval::Queue,
+    );
+    launch(engine, host, dirs, None).await
 }
 
 pub async fn launch(
     engine: Arc<crate::engine::Engine>,
+    host: Arc<Host>,
     dirs: Dirs,
     focus_session: Option<String>,
 ) -> Result<u8, Failure> {
@@ -21,6 +29,7 @@ pub async fn launch(
         engine,
         TuiOptions {
             dirs,
+            host,
             focus_session,
         },
     )

@@ -83,6 +83,13 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     } else {
         Approval::Fail
     };
+    engine.set_headless(true);
+    // Sub-agents the run invokes use the models in config.toml and the same approval rule.
+    let host = crate::agent::host::Host::attach(
+        engine.clone(),
+        crate::agent::host::config_providers(engine.config().clone()),
+        approval.clone(),
+    );
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
@@ -95,12 +102,13 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
         session.id.clone(),
         provider,
         a.message.clone(),
-        RunOptions { approval, cancel },
+        RunOptions::new(approval, cancel),
     )
     .await
     .map_err(Failure::tool)?;
     // Let the printer drain what the run emitted, then stop it.
     tokio::task::yield_now().await;
+    drop(host);
     drop(engine);
     let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
     let summary =

@@ -101,14 +101,6 @@ pub trait AgentHost: Send + Sync {
     /// Admit an invocation as a background job owned by `req.caller`; returns the job id.
     /// The job's result is delivered to the owner as a follow-up message when it ends.
     fn invoke_background(&self, req: InvokeRequest) -> Result<String, String>;
-    /// Run a shell command as a background job (bash `background: true`); returns the job id.
-    fn bash_background(
-        &self,
-        owner: &str,
-        origin_call_id: &str,
-        command: &str,
-        timeout_secs: Option<u64>,
-    ) -> Result<String, String>;
     /// Stop a session's running turn (cancel); true if something was running.
     fn cancel_session(&self, session_id: &str) -> bool;
 }

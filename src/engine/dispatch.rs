@@ -56,6 +56,10 @@ pub struct CallResult {
     pub details: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preview: Option<Preview>,
+    /// The call waited in the approval queue for the author (the agent loop skips the rest
+    /// of that turn's calls, as NeuroBook's pause does).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub waited: bool,
 }
 
 impl CallResult {
@@ -68,6 +72,7 @@ impl CallResult {
             content: content.into(),
             details: None,
             preview: None,
+            waited: false,
         }
     }
 }
@@ -116,7 +121,8 @@ impl Engine {
         } else {
             call
         };
-        let result = self.call_inner(session_id, &call, approval).await;
+        let mut result = self.call_inner(session_id, &call, approval).await;
+        result.waited = self.state().asked.remove(&call.id);
         let _ = self.append(
             session_id,
             LogRecord::ToolResult {
@@ -347,6 +353,7 @@ impl Engine {
             Some(answer) => answer,
             None => {
                 let (tx, rx) = oneshot::channel();
+                self.state().asked.insert(call.id.clone());
                 let pending = PendingCall {
                     call_id: call.id.clone(),
                     session_id: session_id.to_string(),
@@ -566,6 +573,7 @@ impl Engine {
                     content,
                     details,
                     preview: None,
+                    waited: false,
                 }
             }
             Err(ToolError::Stale(m)) => {

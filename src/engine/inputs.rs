@@ -77,6 +77,8 @@ pub enum InputError {
     BadAnswer { index: usize, why: String },
     #[error("the question was withdrawn: the run was cancelled before the author answered")]
     Withdrawn,
+    #[error("no author can answer in a headless run (`nbook run`); decide yourself and say what you assumed, or ask in the TUI")]
+    Headless,
 }
 
 /// Check answers against their questions: one per question, options in range.
@@ -160,6 +162,9 @@ impl Engine {
         title: &str,
         questions: Vec<Question>,
     ) -> Result<Vec<Answer>, InputError> {
+        if self.is_headless() {
+            return Err(InputError::Headless);
+        }
         let req = InputRequest {
             id: id.to_string(),
             session_id: session_id.to_string(),

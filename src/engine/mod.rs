@@ -73,6 +73,8 @@ struct State {
     /// (session, tool, target) triples the author approved for the rest of a session.
     grants: HashSet<(SessionId, String, String)>,
     next_call: u64,
+    /// Calls that went to the approval queue (cleared when the call returns).
+    asked: HashSet<CallId>,
     /// Questions waiting for the author, with the channel that wakes the asker.
     inputs: VecDeque<(inputs::InputRequest, oneshot::Sender<Vec<inputs::Answer>>)>,
 }
@@ -87,6 +89,8 @@ pub struct Engine {
     state: Mutex<State>,
     lock: lock::EngineLock,
     jobs: Arc<jobs::JobStore>,
+    /// No author at a keyboard (`nbook run`): questions fail at once instead of waiting.
+    headless: std::sync::atomic::AtomicBool,
     host: Mutex<Option<std::sync::Weak<dyn agents::AgentHost>>>,
 }
 
@@ -117,6 +121,7 @@ impl Engine {
             state: Mutex::new(State::default()),
             lock,
             jobs,
+            headless: Default::default(),
             host: Mutex::new(None),
         };
         engine.load_sessions()?;
@@ -142,6 +147,16 @@ impl Engine {
     /// Profile files that failed to load (shown by the TUI and the CLI, never fatal).
     pub fn profile_errors(&self) -> &[ProfileError] {
         &self.profile_errors
+    }
+
+    /// Mark this process as having no author to answer questions (`nbook run`).
+    pub fn set_headless(&self, headless: bool) {
+        self.headless
+            .store(headless, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn is_headless(&self) -> bool {
+        self.headless.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Background jobs of this project.
@@ -484,12 +499,28 @@ impl Engine {
         output: u64,
         cost: f64,
     ) -> Result<(), EngineError> {
+        self.add_usage_detailed(id, input, output, cost, 0, 0)
+    }
+
+    /// Record one assistant message's usage (the per-message figure) and add it to the
+    /// session's totals.
+    pub fn add_usage_detailed(
+        &self,
+        id: &str,
+        input: u64,
+        output: u64,
+        cost: f64,
+        cached: u64,
+        reasoning: u64,
+    ) -> Result<(), EngineError> {
         self.append(
             id,
             LogRecord::Usage {
                 input_tokens: input,
                 output_tokens: output,
                 cost,
+                cached_input_tokens: cached,
+                reasoning_tokens: reasoning,
             },
         )?;
         self.update_session(id, |s| {
@@ -592,6 +623,7 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
                 input_tokens,
                 output_tokens,
                 cost,
+                ..
             } => {
                 if let Some(i) = info.as_mut() {
                     i.input_tokens += input_tokens;

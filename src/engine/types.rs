@@ -282,10 +282,25 @@ pub enum LogRecord {
         to: Mode,
         by: String,
     },
+    /// Usage of the assistant message just before it (per-message totals).
     Usage {
         input_tokens: u64,
         output_tokens: u64,
         cost: f64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        cached_input_tokens: u64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        reasoning_tokens: u64,
+    },
+    /// The transcript sent to the model was compacted: from here on the model sees
+    /// `messages` (a summary and the recent turns) instead of everything before.
+    Compaction {
+        method: String,
+        tokens_before: usize,
+        tokens_after: usize,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<String>,
+        messages: Vec<Value>,
     },
     Lifecycle {
         /// start | waiting | resumed | end | error | cancelled | interrupted
@@ -293,6 +308,10 @@ pub enum LogRecord {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message: Option<String>,
     },
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -8,6 +8,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use tokio_util::sync::CancellationToken;
+
+use crate::engine::jobs::{JobKind, JobStart};
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::{Preview, PreviewBody};
 
@@ -68,7 +71,8 @@ impl Tool for Bash {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "minLength": 1},
-                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)"}
+                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)"},
+                "background": {"type": "boolean", "description": "Run as a background job and return its jobId at once; the result arrives as a message when it ends. Do not poll."}
             },
             "required": ["command"],
             "additionalProperties": false
@@ -94,83 +98,166 @@ impl Tool for Bash {
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let command = command_arg(args);
+        let command = command_arg(args).to_string();
         let timeout = Duration::from_secs(timeout_arg(args));
-        let mut child = Command::new("bash")
-            .arg("-c")
-            .arg(command)
-            .current_dir(ctx.workspace.root())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| ToolError::failed(format!("cannot start bash: {e}")))?;
-        // Drain both pipes on threads so a chatty command never blocks on a full pipe.
-        let drain = |r: Option<Box<dyn Read + Send>>| {
-            std::thread::spawn(move || {
-                let mut buf = Vec::new();
-                if let Some(mut r) = r {
-                    let _ = r.read_to_end(&mut buf);
-                }
-                buf
-            })
-        };
-        let out = drain(
-            child
-                .stdout
-                .take()
-                .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        );
-        let err = drain(
-            child
-                .stderr
-                .take()
-                .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        );
-        let started = Instant::now();
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if started.elapsed() >= timeout => {
-                    kill_group(&mut child);
-                    break None;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                Err(e) => return Err(ToolError::failed(format!("waiting for bash failed: {e}"))),
-            }
-        };
-        let mut text = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
-        let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
-        if !stderr.is_empty() {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&stderr);
+        if args.get("background").and_then(Value::as_bool) == Some(true) {
+            return start_background(ctx, command, timeout);
         }
-        let (shown, truncated) = tail(&text);
-        match status {
-            None => Err(ToolError::failed(format!(
-                "command timed out after {}s and was killed\n{shown}",
-                timeout.as_secs()
-            ))),
-            Some(s) if s.success() => Ok(ToolOutput {
-                content: if shown.is_empty() {
-                    "(no output)".into()
-                } else {
-                    shown
-                },
-                details: Some(json!({"exitCode": 0, "truncated": truncated})),
-                changed_paths: Vec::new(),
-                state_updates: Vec::new(),
-            }),
-            Some(s) => Err(ToolError::failed(format!(
-                "command exited with {}\n{shown}",
-                s.code()
-                    .map_or("a signal".to_string(), |c| format!("code {c}"))
-            ))),
-        }
+        finish(run_command(ctx.workspace.root(), &command, timeout, None)?)
     }
+}
+
+/// How a command ended.
+pub struct CommandRun {
+    /// `None`: killed (timeout or cancel).
+    pub status: Option<std::process::ExitStatus>,
+    pub output: String,
+    pub timeout: Duration,
+    pub cancelled: bool,
+}
+
+/// Run `bash -c command` in `cwd`, killing its whole process group on timeout or cancel.
+pub fn run_command(
+    cwd: &std::path::Path,
+    command: &str,
+    timeout: Duration,
+    cancel: Option<&CancellationToken>,
+) -> Result<CommandRun, ToolError> {
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| ToolError::failed(format!("cannot start bash: {e}")))?;
+    // Drain both pipes on threads so a chatty command never blocks on a full pipe.
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let mut cancelled = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if started.elapsed() >= timeout => {
+                kill_group(&mut child);
+                break None;
+            }
+            Ok(None) if cancel.is_some_and(|c| c.is_cancelled()) => {
+                cancelled = true;
+                kill_group(&mut child);
+                break None;
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
+            Err(e) => return Err(ToolError::failed(format!("waiting for bash failed: {e}"))),
+        }
+    };
+    let mut text = String::from_utf8_lossy(&out.join().unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&err.join().unwrap_or_default()).into_owned();
+    if !stderr.is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&stderr);
+    }
+    Ok(CommandRun {
+        status,
+        output: text,
+        timeout,
+        cancelled,
+    })
+}
+
+/// A finished command as a tool result: non-zero exit and timeouts are errors.
+fn finish(run: CommandRun) -> Result<ToolOutput, ToolError> {
+    let (shown, truncated) = tail(&run.output);
+    match run.status {
+        None if run.cancelled => Err(ToolError::failed(format!(
+            "command was cancelled and killed\n{shown}"
+        ))),
+        None => Err(ToolError::failed(format!(
+            "command timed out after {}s and was killed\n{shown}",
+            run.timeout.as_secs()
+        ))),
+        Some(s) if s.success() => Ok(ToolOutput {
+            content: if shown.is_empty() {
+                "(no output)".into()
+            } else {
+                shown
+            },
+            details: Some(json!({"exitCode": 0, "truncated": truncated})),
+            changed_paths: Vec::new(),
+            state_updates: Vec::new(),
+        }),
+        Some(s) => Err(ToolError::failed(format!(
+            "command exited with {}\n{shown}",
+            s.code()
+                .map_or("a signal".to_string(), |c| format!("code {c}"))
+        ))),
+    }
+}
+
+/// `background: true`: record a bash job, run the command on its own thread, and return the
+/// job id at once. The job's end is delivered to this session by the agent host.
+fn start_background(
+    ctx: &ToolCtx,
+    command: String,
+    timeout: Duration,
+) -> Result<ToolOutput, ToolError> {
+    let engine = ctx.engine.clone().ok_or_else(|| {
+        ToolError::failed("background commands need the engine's job store; run without background")
+    })?;
+    let (job_id, cancel) = engine
+        .jobs()
+        .start(JobStart {
+            kind: JobKind::Bash,
+            title: format!("$ {}", command.lines().next().unwrap_or_default()),
+            owner_session_id: Some(ctx.session_id.clone()),
+            origin_tool_call_id: Some(ctx.call_id.clone()),
+            reference: json!({"command": command}),
+            preview: None,
+        })
+        .map_err(|e| ToolError::failed(e.to_string()))?;
+    let root = ctx.workspace.root().to_path_buf();
+    let id = job_id.clone();
+    let cmd = command.clone();
+    std::thread::spawn(move || {
+        let outcome = run_command(&root, &cmd, timeout, Some(&cancel)).and_then(finish);
+        let result = match outcome {
+            Ok(out) => Ok(json!({"exitCode": 0, "output": out.content})),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(e) = engine.jobs().finish(&id, result) {
+            tracing::warn!("bash job {id}: {e}");
+        }
+    });
+    let details = json!({"jobId": job_id, "command": command, "status": "started", "background": true});
+    Ok(ToolOutput {
+        content: details.to_string(),
+        details: Some(details),
+        ..Default::default()
+    })
 }
 
 use std::os::unix::process::CommandExt;

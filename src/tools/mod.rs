@@ -3,6 +3,7 @@
 pub mod agents;
 pub mod apply_patch;
 pub mod bash;
+pub mod collab;
 pub mod control;
 pub mod files;
 pub mod patch;
@@ -48,6 +49,11 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(control::SwitchMode))?;
     registry.register(Arc::new(agents::GetAgentProfile))?;
     registry.register(Arc::new(agents::GetSession))?;
+    registry.register(Arc::new(collab::CreateAgent))?;
+    registry.register(Arc::new(collab::InvokeAgent))?;
+    registry.register(Arc::new(collab::GetAgent))?;
+    registry.register(Arc::new(collab::DetachAgent))?;
+    registry.register(Arc::new(collab::RequestUserInput))?;
     registry.register(Arc::new(web::WebFetch))?;
     registry.register(Arc::new(web::WebSearch))?;
     registry.register(Arc::new(research::NovelRankings))?;

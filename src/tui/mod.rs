@@ -43,6 +43,8 @@ pub enum TuiError {
 
 pub struct TuiOptions {
     pub dirs: Dirs,
+    /// Runs the agents the author starts, steers and cancels from the Sessions pane.
+    pub host: Arc<crate::agent::host::Host>,
     /// A session to select (and focus the Sessions pane on) at start.
     pub focus_session: Option<String>,
 }

@@ -208,6 +208,15 @@ impl Transcript {
                 ));
             }
             LogRecord::Usage { .. } | LogRecord::Custom { .. } => {}
+            LogRecord::Compaction {
+                method,
+                tokens_before,
+                tokens_after,
+                ..
+            } => self.entries.push(Entry::Note(
+                NoteKind::Lifecycle,
+                format!("context compacted ({method}): ~{tokens_before} → ~{tokens_after} tokens"),
+            )),
             LogRecord::Lifecycle { status, message } => {
                 let text = match message {
                     Some(m) => format!("{status}: {m}"),

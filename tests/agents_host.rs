@@ -1,0 +1,639 @@
+//! Linked agents through the real engine, the real agent host and scripted (replay) models:
+//! create/get/detach, synchronous and background invoke_agent, invocation modes, steering,
+//! cancellation that reaches sub-agents, request_user_input, and job delivery.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nbook::agent::host::{Host, ProviderSource};
+use nbook::agent::{Provider, ReplayProvider};
+use nbook::config::{Config, Dirs, Preset};
+use nbook::engine::agents::{InvokeMode, InvokeRequest};
+use nbook::engine::inputs::Answer;
+use nbook::engine::jobs::{DeliveryStatus, JobStatus};
+use nbook::engine::{Approval, Engine, EngineEvent, LogRecord, Mode, SessionState};
+use serde_json::{json, Value};
+
+struct Fx {
+    _tmp: tempfile::TempDir,
+    engine: Arc<Engine>,
+}
+
+fn fx() -> Fx {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("book");
+    nbook::workspace::init::init(&root, Some("Book")).expect("init");
+    let dirs = Dirs {
+        config: tmp.path().join("h"),
+        data: tmp.path().join("h/d"),
+        logs: tmp.path().join("h/l"),
+    };
+    let mut config = Config::default();
+    config.approval.preset = Preset::Supervised;
+    let engine = Arc::new(
+        Engine::open(
+            nbook::workspace::Workspace::open(&root).expect("ws"),
+            config,
+            &dirs,
+        )
+        .expect("engine"),
+    );
+    Fx { _tmp: tmp, engine }
+}
+
+/// One replay script per profile; each profile's script is shared by its sessions.
+fn scripts(map: &[(&str, Vec<Value>)], delay_ms: u64) -> ProviderSource {
+    let providers: HashMap<String, Arc<dyn Provider>> = map
+        .iter()
+        .map(|(k, turns)| {
+            let text = turns
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let p = ReplayProvider::parse(&text, k)
+                .expect("script")
+                .with_word_delay(Duration::from_millis(delay_ms));
+            (k.to_string(), Arc::new(p) as Arc<dyn Provider>)
+        })
+        .collect();
+    let providers = Mutex::new(providers);
+    Arc::new(move |profile, _model| {
+        providers
+            .lock()
+            .expect("lock")
+            .get(&profile.key)
+            .cloned()
+            .ok_or_else(|| format!("no script for {}", profile.key))
+    })
+}
+
+fn turn(text: &str, calls: Value) -> Value {
+    json!({"text": text, "tool_calls": calls})
+}
+
+fn prompt(sid: &str, text: &str) -> InvokeRequest {
+    InvokeRequest {
+        caller: None,
+        session_id: sid.into(),
+        message: Some(text.into()),
+        input: None,
+        mode: InvokeMode::Prompt,
+        model: None,
+        origin_call_id: None,
+    }
+}
+
+fn results(e: &Engine, sid: &str) -> Vec<(String, bool, String, Option<Value>)> {
+    e.session_log(sid)
+        .expect("log")
+        .lines
+        .into_iter()
+        .filter_map(|l| match l.record {
+            LogRecord::ToolResult {
+                tool,
+                ok,
+                content,
+                details,
+                ..
+            } => Some((tool, ok, content, details)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn users(e: &Engine, sid: &str) -> Vec<String> {
+    e.session_log(sid)
+        .expect("log")
+        .lines
+        .into_iter()
+        .filter_map(|l| match l.record {
+            LogRecord::User { text } => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leader_creates_and_invokes_a_writer_synchronously() {
+    let f = fx();
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let source = scripts(
+        &[
+            (
+                "leader.default",
+                vec![
+                    turn(
+                        "I'll get a writer.",
+                        json!([
+                            {"name": "create_agent", "arguments": {"profileKey": "summarizer"}},
+                            {"name": "create_agent", "arguments": {"profileKey": "writer", "initial": {"colour": "red"}}},
+                            {"name": "create_agent", "arguments": {"profileKey": "writer", "title": "Chapter 3 writer"}}
+                        ]),
+                    ),
+                    turn(
+                        "Now draft.",
+                        json!([
+                            {"name": "invoke_agent", "arguments": {"sessionId": "2", "input": {"chapter": 3}}},
+                            {"name": "invoke_agent", "arguments": {"sessionId": leader, "message": "me"}},
+                            {"name": "invoke_agent", "arguments": {"sessionId": "2", "message": "Draft chapter 3.", "input": {"path": "manuscript/ch3.md"}}}
+                        ]),
+                    ),
+                    turn("Drafted.", json!([{"name": "get_agent", "arguments": {}}])),
+                    turn("Done.", json!([])),
+                ],
+            ),
+            (
+                "writer",
+                vec![turn(
+                    "Writing.",
+                    json!([{"name": "report_result", "arguments": {"result": "Chapter 3 drafted", "data": {"summary": "2,400 words"}}}]),
+                )],
+            ),
+        ],
+        0,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    let out = host.invoke(prompt(&leader, "Write chapter 3")).await.expect("run");
+    assert_eq!(out.status, "completed", "{out:?}");
+    let r = results(&f.engine, &leader);
+    // create_agent: system-only refused; a bad initial names its JSON pointer; the good one links.
+    assert!(!r[0].1 && r[0].2.contains("system-only"), "{:?}", r[0]);
+    assert!(!r[1].1 && r[1].2.contains("/initial"), "{:?}", r[1]);
+    assert!(r[2].1, "{:?}", r[2]);
+    assert_eq!(r[2].3.as_ref().and_then(|d| d["sessionId"].as_str()), Some("2"));
+    // invoke_agent (parallel-safe, so the three results may log in any order): the payload
+    // schema is enforced, self-invocation refused, then the run.
+    let invokes = &r[3..6];
+    assert!(invokes.iter().any(|x| !x.1 && x.2.contains("/input")), "{invokes:?}");
+    assert!(invokes.iter().any(|x| !x.1 && x.2.contains("itself")), "{invokes:?}");
+    let ok = invokes.iter().find(|x| x.1).expect("one invoke succeeded");
+    let d = ok.3.clone().expect("details");
+    assert_eq!(d["status"], "completed");
+    assert_eq!(d["finalMessage"], "Chapter 3 drafted");
+    assert_eq!(d["data"], json!({"summary": "2,400 words"}));
+    assert!(d["stats"]["elapsedMs"].is_u64());
+    // get_agent lists the linked writer with its title.
+    let listed = r[6].3.clone().expect("list");
+    assert_eq!(listed[0]["sessionId"], "2");
+    assert_eq!(listed[0]["title"], "Chapter 3 writer");
+    // The writer's session is linked to its parent and got the message with the input.
+    let w = f.engine.session("2").expect("writer");
+    assert_eq!(w.parent.as_deref(), Some(leader.as_str()));
+    assert!(users(&f.engine, "2")[0].contains("\"path\": \"manuscript/ch3.md\""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn detach_reports_each_state_and_blocks_further_invokes() {
+    let f = fx();
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let w = f
+        .engine
+        .create_agent(Some(&leader), "writer", json!({}), None)
+        .expect("writer");
+    assert_eq!(f.engine.detach_agent(&leader, "99"), Ok("not_linked"));
+    assert_eq!(f.engine.detach_agent(&leader, &w.id), Ok("detached"));
+    assert_eq!(f.engine.detach_agent(&leader, &w.id), Ok("already_detached"));
+    assert!(f.engine.session(&w.id).is_some(), "detaching keeps the session");
+    let source = scripts(
+        &[(
+            "leader.default",
+            vec![
+                turn(
+                    "",
+                    json!([
+                        {"name": "invoke_agent", "arguments": {"sessionId": w.id, "message": "hi"}},
+                        {"name": "get_agent", "arguments": {}}
+                    ]),
+                ),
+                turn("ok", json!([])),
+            ],
+        )],
+        0,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    host.invoke(prompt(&leader, "go")).await.expect("run");
+    let r = results(&f.engine, &leader);
+    assert!(!r[0].1 && r[0].2.contains("detached"), "{:?}", r[0]);
+    assert!(r[1].2.contains("no linked agents"), "{:?}", r[1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn invocation_modes_follow_the_state_rules() {
+    let f = fx();
+    let sid = f
+        .engine
+        .create_session("writer", Mode::Normal, "w", None)
+        .expect("s")
+        .id;
+    let source = scripts(
+        &[(
+            "writer",
+            vec![
+                turn("reading", json!([{"name": "bash", "arguments": {"command": "sleep 0.3; echo read"}}])),
+                turn("after steer", json!([])),
+                turn("follow-up done", json!([])),
+            ],
+        )],
+        0,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Auto {
+        decision: nbook::engine::Decision::Approve,
+        by: "test",
+    });
+    let mut req = prompt(&sid, "x");
+    req.mode = InvokeMode::Steer;
+    assert!(host.submit(req.clone()).unwrap_err().to_string().contains("active_invocation_required"));
+    req.mode = InvokeMode::Followup;
+    assert!(host.submit(req.clone()).is_err());
+    req.mode = InvokeMode::Continue;
+    assert!(host.submit(req).unwrap_err().to_string().contains("takes no message"));
+
+    let mut events = f.engine.subscribe();
+    let first = host.submit(prompt(&sid, "draft")).expect("start");
+    assert!(host.is_running(&sid));
+    // Steer once the first turn's reply is in: its bash call is still running.
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
+            Ok(Ok(EngineEvent::Log { line, .. }))
+                if matches!(line.record, LogRecord::Assistant { .. }) => break,
+            Ok(Ok(_)) => continue,
+            other => panic!("no assistant turn: {other:?}"),
+        }
+    }
+    let mut cont = prompt(&sid, "");
+    cont.message = None;
+    cont.mode = InvokeMode::Continue;
+    assert!(host.submit(cont).unwrap_err().to_string().contains("active_invocation_exists"));
+    let mut steer = prompt(&sid, "make it darker");
+    steer.mode = InvokeMode::Steer;
+    let steered = host.submit(steer).expect("steer");
+    let mut follow = prompt(&sid, "now a title");
+    follow.mode = InvokeMode::Followup;
+    let followed = host.submit(follow).expect("followup");
+    assert_eq!(host.queued(&sid), 1);
+
+    let a = first.await.expect("first");
+    let b = steered.await.expect("steered");
+    assert_eq!(a, b, "a steer joins the running run");
+    assert_eq!(a.final_message, "after steer", "the steer was drained at the turn boundary");
+    let c = followed.await.expect("followup");
+    assert_eq!(c.final_message, "follow-up done");
+    assert_eq!(
+        users(&f.engine, &sid),
+        vec!["draft", "make it darker", "now a title"],
+        "the transcript records the steer between the turns, then the follow-up"
+    );
+    // The steer sits after the first turn's tool result and before the second reply.
+    let kinds: Vec<String> = f
+        .engine
+        .session_log(&sid)
+        .expect("log")
+        .lines
+        .iter()
+        .filter_map(|l| match &l.record {
+            LogRecord::User { text } => Some(format!("user:{text}")),
+            LogRecord::Assistant { text, .. } => Some(format!("assistant:{text}")),
+            LogRecord::ToolResult { tool, .. } => Some(format!("result:{tool}")),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "user:draft",
+            "assistant:reading",
+            "result:bash",
+            "user:make it darker",
+            "assistant:after steer",
+            "user:now a title",
+            "assistant:follow-up done"
+        ]
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!host.is_running(&sid));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cancelling_the_leader_cancels_the_writer_it_waits_on() {
+    let f = fx();
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let w = f
+        .engine
+        .create_agent(Some(&leader), "writer", json!({}), None)
+        .expect("writer");
+    let endless = (0..2000).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+    let source = scripts(
+        &[
+            (
+                "leader.default",
+                vec![turn(
+                    "",
+                    json!([{"name": "invoke_agent", "arguments": {"sessionId": w.id, "message": "write forever"}}]),
+                )],
+            ),
+            ("writer", vec![turn(&endless, json!([]))]),
+        ],
+        10,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    let run = host.submit(prompt(&leader, "go")).expect("start");
+    for _ in 0..200 {
+        if host.is_running(&w.id) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(host.is_running(&w.id), "the writer runs");
+    assert!(host.cancel(&leader));
+    let out = tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("the leader stops")
+        .expect("outcome");
+    assert_eq!(out.status, "error");
+    for _ in 0..200 {
+        if !host.is_running(&w.id) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(!host.is_running(&w.id), "the cancel reached the writer");
+    let wlog = f.engine.session_log(&w.id).expect("log");
+    assert!(wlog.lines.iter().any(
+        |l| matches!(&l.record, LogRecord::Lifecycle { status, .. } if status == "cancelled")
+    ));
+    assert_eq!(f.engine.session(&leader).expect("s").state, SessionState::Idle);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn background_invoke_is_a_job_whose_result_starts_the_owners_next_turn() {
+    let f = fx();
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let w = f
+        .engine
+        .create_agent(Some(&leader), "writer", json!({}), None)
+        .expect("writer");
+    let source = scripts(
+        &[
+            (
+                "leader.default",
+                vec![
+                    turn(
+                        "Started it.",
+                        json!([{"name": "invoke_agent", "arguments": {"sessionId": w.id, "message": "draft", "background": true}}]),
+                    ),
+                    turn("I'll wait for the writer.", json!([])),
+                    turn("The writer finished; reviewing.", json!([])),
+                ],
+            ),
+            (
+                "writer",
+                vec![turn(
+                    "",
+                    json!([{"name": "report_result", "arguments": {"result": "drafted", "data": {"summary": "ok"}}}]),
+                )],
+            ),
+        ],
+        0,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    host.invoke(prompt(&leader, "go")).await.expect("run");
+    let r = results(&f.engine, &leader);
+    let job = r[0].3.as_ref().and_then(|d| d["jobId"].as_str()).expect("job id").to_string();
+    let mut delivered = false;
+    for _ in 0..300 {
+        let snap = f.engine.jobs().get(&job).expect("job").snapshot;
+        if snap.delivery_status == DeliveryStatus::Accepted && !host.is_running(&leader) {
+            delivered = users(&f.engine, &leader).len() == 2;
+            if delivered {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(delivered, "the job result was delivered to the leader");
+    let rec = f.engine.jobs().get(&job).expect("job");
+    assert_eq!(rec.snapshot.status, JobStatus::Completed);
+    assert_eq!(rec.result.as_ref().map(|v| v["data"].clone()), Some(json!({"summary": "ok"})));
+    let note = &users(&f.engine, &leader)[1];
+    assert!(note.contains(&format!("Background job {job}")) && note.contains("\"summary\": \"ok\""));
+    // The job file is on disk.
+    let file = f
+        .engine
+        .workspace()
+        .nbook_dir()
+        .join("agent/jobs")
+        .join(format!("{job}.json"));
+    let on_disk: Value = serde_json::from_slice(&std::fs::read(file).expect("file")).expect("json");
+    assert_eq!(on_disk["snapshot"]["status"], "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn request_user_input_pauses_until_the_author_answers_and_skips_the_rest_of_the_turn() {
+    let f = fx();
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let source = scripts(
+        &[(
+            "leader.default",
+            vec![
+                turn(
+                    "",
+                    json!([
+                        {"name": "request_user_input", "arguments": {"questions": [
+                            {"question": "Whose point of view?", "options": [{"label": "Ada"}, {"label": "Magnus"}]},
+                            {"question": "Working title?"}
+                        ]}},
+                        {"name": "read", "arguments": {"path": "AGENTS.md"}}
+                    ]),
+                ),
+                turn("Thanks.", json!([])),
+            ],
+        )],
+        0,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    let mut events = f.engine.subscribe();
+    let run = host.submit(prompt(&leader, "plan")).expect("start");
+    let req = loop {
+        match tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
+            Ok(Ok(EngineEvent::InputRequested { request })) => break request,
+            Ok(Ok(_)) => continue,
+            other => panic!("no question: {other:?}"),
+        }
+    };
+    assert_eq!(f.engine.session(&leader).expect("s").state, SessionState::WaitingInput);
+    // An incomplete answer is refused and the question stays.
+    let a0 = Answer {
+        question_index: 0,
+        text: "Ada".into(),
+        selected_option_index: Some(0),
+        ..Default::default()
+    };
+    assert!(f.engine.answer_input(&req.id, vec![a0.clone()]).is_err());
+    assert_eq!(f.engine.pending_inputs().len(), 1);
+    let a1 = Answer {
+        question_index: 1,
+        text: "The Hesta Light".into(),
+        ..Default::default()
+    };
+    f.engine.answer_input(&req.id, vec![a0, a1]).expect("answer");
+    let out = run.await.expect("outcome");
+    assert_eq!(out.status, "completed");
+    let r = results(&f.engine, &leader);
+    assert!(r[0].1);
+    assert!(r[0].2.contains("1. Whose point of view?\nAnswer: Ada"), "{}", r[0].2);
+    assert!(r[0].2.contains("2. Working title?\nAnswer: The Hesta Light"));
+    assert_eq!(r[0].3.as_ref().expect("d")["answers"][0]["selectedOptionIndex"], 0);
+    assert!(!r[1].1 && r[1].2.starts_with("skipped"), "{:?}", r[1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_missing_model_or_host_is_a_clear_error() {
+    let f = fx();
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    // No host: invoke_agent says where agents run.
+    let w = f
+        .engine
+        .create_agent(Some(&leader), "writer", json!({}), None)
+        .expect("writer");
+    let r = f
+        .engine
+        .call(
+            &leader,
+            nbook::engine::ToolCall {
+                id: String::new(),
+                name: "invoke_agent".into(),
+                arguments: json!({"sessionId": w.id, "message": "hi"}),
+            },
+            Approval::Fail,
+        )
+        .await;
+    assert!(!r.ok && r.content.contains("no agent host"), "{}", r.content);
+    // A host without a model for the profile: the run fails with the config hint, logged.
+    let host = Host::attach(
+        f.engine.clone(),
+        nbook::agent::host::config_providers(f.engine.config().clone()),
+        Approval::Queue,
+    );
+    let out = host.invoke(prompt(&w.id, "hi")).await.expect("outcome");
+    assert_eq!(out.status, "error");
+    assert!(out.error.as_deref().unwrap_or("").contains("config.toml"));
+    assert_eq!(f.engine.session(&w.id).expect("s").state, SessionState::Failed);
+    let mut bad_model = prompt(&w.id, "hi");
+    bad_model.model = Some("nope".into());
+    assert!(host.submit(bad_model).unwrap_err().to_string().contains("unknown model"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_cut_by_a_crash_reads_back_as_interrupted_calls() {
+    let f = fx();
+    let sid = f
+        .engine
+        .create_session("writer", Mode::Normal, "w", None)
+        .expect("s")
+        .id;
+    f.engine
+        .append(&sid, LogRecord::User { text: "draft".into() })
+        .expect("user");
+    f.engine
+        .append(
+            &sid,
+            LogRecord::Assistant {
+                text: "writing".into(),
+                tool_calls: vec![nbook::engine::ToolCall {
+                    id: "c1".into(),
+                    name: "write".into(),
+                    arguments: json!({"path": "a.md", "content": "x"}),
+                }],
+            },
+        )
+        .expect("assistant");
+    // The process died here: no result for c1. The history closes the call.
+    let h = nbook::agent::history(&f.engine, &sid).expect("history");
+    assert_eq!(h.len(), 3);
+    match &h[2] {
+        nbook::agent::Message::ToolResult {
+            call_id,
+            is_error,
+            content,
+        } => {
+            assert_eq!(call_id, "c1");
+            assert!(*is_error && content.contains("interrupted"));
+        }
+        other => panic!("{other:?}"),
+    }
+    // `continue` resumes from that tail.
+    let source = scripts(&[("writer", vec![turn("Resumed.", json!([]))])], 0);
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    let mut req = prompt(&sid, "");
+    req.message = None;
+    req.mode = InvokeMode::Continue;
+    let out = host.invoke(req).await.expect("continue");
+    assert_eq!(out.final_message, "Resumed.");
+    assert!(!f.engine.workspace().root().join("a.md").exists(), "the cut call never ran");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_headless_run_answers_questions_with_an_error_instead_of_hanging() {
+    let f = fx();
+    f.engine.set_headless(true);
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let r = tokio::time::timeout(
+        Duration::from_secs(10),
+        f.engine.call(
+            &leader,
+            nbook::engine::ToolCall {
+                id: String::new(),
+                name: "request_user_input".into(),
+                arguments: json!({"questions": [{"question": "Tone?"}]}),
+            },
+            Approval::Fail,
+        ),
+    )
+    .await
+    .expect("does not hang");
+    assert!(!r.ok && r.content.contains("headless"), "{}", r.content);
+    // Bad shapes are schema errors with a pointer.
+    let r = f
+        .engine
+        .call(
+            &leader,
+            nbook::engine::ToolCall {
+                id: String::new(),
+                name: "request_user_input".into(),
+                arguments: json!({"questions": []}),
+            },
+            Approval::Fail,
+        )
+        .await;
+    assert!(!r.ok && r.content.contains("/questions"), "{}", r.content);
+}
