@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod plot;
 pub mod store;
+pub mod subject;
 pub mod tools;
 pub mod tui;
 pub mod workspace;

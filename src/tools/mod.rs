@@ -11,6 +11,7 @@ pub mod plot_read;
 pub mod plot_write;
 pub mod research;
 pub mod sql;
+pub mod subject_memory;
 pub mod tasks;
 pub mod web;
 pub mod world;
@@ -58,5 +59,8 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(web::WebSearch))?;
     registry.register(Arc::new(research::NovelRankings))?;
     registry.register(Arc::new(research::NovelBookDetail))?;
+    registry.register(Arc::new(subject_memory::SubjectEventAppend))?;
+    registry.register(Arc::new(subject_memory::SubjectMemoryUpdate))?;
+    registry.register(Arc::new(subject_memory::SubjectRagSearch))?;
     Ok(())
 }

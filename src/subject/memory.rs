@@ -1,0 +1,143 @@
+//! `memory.jsonl`: the subject's curated memories, one JSON object per line:
+//! `{"topic": "<unique>", "aliases"?: ["…"], "view": "<what the subject knows or believes>"}`.
+//!
+//! This module owns that format: reading the file (a bad line is an error naming the line),
+//! the invariants every list must keep (non-empty topic, unique topics, `view` a string,
+//! `aliases` strings) and writing the list back, one compact line per memory. Extra keys on a
+//! memory are kept as they are.
+
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+/// The error for one memory that breaks the invariants, or `None`.
+fn item_problem(v: &Value) -> Option<&'static str> {
+    let Some(o) = v.as_object() else {
+        return Some("is not a JSON object");
+    };
+    match o.get("topic").and_then(Value::as_str) {
+        None => return Some("has no string `topic`"),
+        Some(t) if t.trim().is_empty() => return Some("has an empty `topic`"),
+        _ => {}
+    }
+    if !o.get("view").is_some_and(Value::is_string) {
+        return Some("has no string `view`");
+    }
+    match o.get("aliases") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(a)) if a.iter().all(Value::is_string) => {}
+        Some(_) => return Some("has `aliases` that is not a list of strings"),
+    }
+    None
+}
+
+fn topic(v: &Value) -> &str {
+    v.get("topic")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .trim()
+}
+
+/// Check a whole list (e.g. after a patch). Errors name the JSON Pointer of the bad item.
+pub fn validate(items: &Value) -> Result<(), String> {
+    let Some(list) = items.as_array() else {
+        return Err("the patched document is no longer an array of memories".into());
+    };
+    let mut seen = HashSet::new();
+    for (i, item) in list.iter().enumerate() {
+        if let Some(why) = item_problem(item) {
+            return Err(format!(
+                "memory /{i} {why}; every memory is {{\"topic\": non-empty string, \"aliases\"?: [strings], \"view\": string}}"
+            ));
+        }
+        if !seen.insert(topic(item).to_string()) {
+            return Err(format!(
+                "memory /{i} repeats the topic {:?}; topics must be unique (update the existing memory instead of adding another)",
+                topic(item)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parse a whole `memory.jsonl` (blank lines skipped). `display` names the file in errors.
+pub fn parse(text: &str, display: &str) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let bad = |why: &str| {
+            format!(
+                "line {line} of {display} {why}; each line must be {{\"topic\", \"aliases\"?, \"view\"}} with a unique topic. Fix or remove that line, then try again"
+            )
+        };
+        let v: Value = serde_json::from_str(raw).map_err(|e| bad(&format!("is not JSON ({e})")))?;
+        if let Some(why) = item_problem(&v) {
+            return Err(bad(why));
+        }
+        if !seen.insert(topic(&v).to_string()) {
+            return Err(bad(&format!("repeats the topic {:?}", topic(&v))));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// The file content for `items`: one compact JSON line each.
+pub fn serialize(items: &[Value]) -> String {
+    let mut out = String::new();
+    for item in items {
+        out.push_str(&serde_json::to_string(item).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+/// The text embedded for one memory: topic, aliases, then the view.
+pub fn header(item: &Value) -> String {
+    let aliases: Vec<&str> = item
+        .get("aliases")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if aliases.is_empty() {
+        format!("{}:", topic(item))
+    } else {
+        format!("{} ({}):", topic(item), aliases.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parse_names_the_bad_line() {
+        let ok = "{\"topic\":\"a\",\"view\":\"x\"}\n\n{\"topic\":\"b\",\"aliases\":[\"bee\"],\"view\":\"y\"}\n";
+        assert_eq!(parse(ok, "m").unwrap().len(), 2);
+        let dup = "{\"topic\":\"a\",\"view\":\"x\"}\n{\"topic\":\"a\",\"view\":\"y\"}\n";
+        let e = parse(dup, "s/memory.jsonl").unwrap_err();
+        assert!(e.starts_with("line 2 of s/memory.jsonl repeats"), "{e}");
+        let e = parse("{\"topic\":\"a\"}\n", "m").unwrap_err();
+        assert!(e.contains("line 1") && e.contains("view"), "{e}");
+        let e = parse("[1]\n", "m").unwrap_err();
+        assert!(e.contains("not a JSON object"), "{e}");
+    }
+
+    #[test]
+    fn validate_names_the_pointer() {
+        assert!(validate(&json!([{"topic": "a", "view": ""}])).is_ok());
+        let e = validate(&json!([{"topic": "a", "view": "x"}, {"topic": " ", "view": "y"}]))
+            .unwrap_err();
+        assert!(e.starts_with("memory /1 has an empty `topic`"), "{e}");
+        assert!(validate(&json!({"topic": "a"})).is_err());
+        assert_eq!(
+            header(&json!({"topic": "mother", "aliases": ["Elspeth"], "view": "v"})),
+            "mother (Elspeth):"
+        );
+    }
+}
