@@ -12,5 +12,6 @@ pub mod store;
 pub mod subject;
 pub mod tools;
 pub mod tui;
+pub mod workflow;
 pub mod workspace;
 pub mod world;

@@ -195,8 +195,12 @@ impl Engine {
             request: req.clone(),
         });
         let answer = rx.blocking_recv();
-        if before.is_some() {
-            self.set_state(session_id, before.unwrap_or(SessionState::Running));
+        // Put the state back only if nothing else changed it meanwhile (a workflow asks on
+        // behalf of an owner session that may have run turns of its own).
+        if let Some(before) = before {
+            if self.session(session_id).map(|s| s.state) == Some(SessionState::WaitingInput) {
+                self.set_state(session_id, before);
+            }
         }
         match answer {
             Ok(a) => {
@@ -259,13 +263,14 @@ impl Engine {
         }
     }
 
-    /// Withdraw every question a session is waiting on (its run was cancelled).
+    /// Withdraw the questions a session's own run asked (its run was cancelled). A background
+    /// workflow's questions filed under the same session stay: the job has its own cancel.
     pub fn withdraw_inputs_of(&self, session_id: &str) {
         let ids: Vec<String> = self
             .state()
             .inputs
             .iter()
-            .filter(|(r, _)| r.session_id == session_id)
+            .filter(|(r, _)| r.session_id == session_id && r.source == InputSource::Agent)
             .map(|(r, _)| r.id.clone())
             .collect();
         for id in ids {

@@ -14,6 +14,7 @@ pub mod sql;
 pub mod subject_memory;
 pub mod tasks;
 pub mod web;
+pub mod workflows;
 pub mod world;
 
 use std::sync::Arc;
@@ -62,5 +63,10 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(subject_memory::SubjectEventAppend))?;
     registry.register(Arc::new(subject_memory::SubjectMemoryUpdate))?;
     registry.register(Arc::new(subject_memory::SubjectRagSearch))?;
+    registry.register(Arc::new(workflows::ListWorkflows))?;
+    registry.register(Arc::new(workflows::RunWorkflow))?;
+    registry.register(Arc::new(workflows::ListJobs))?;
+    registry.register(Arc::new(workflows::GetJob))?;
+    registry.register(Arc::new(workflows::CancelJob))?;
     Ok(())
 }

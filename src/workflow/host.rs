@@ -1,0 +1,528 @@
+//! The Rust side of the `wf` API. Lives on the script's thread (QuickJS is single-threaded);
+//! every `host(op, json)` call from the prelude lands in [`Host::call`].
+//!
+//! Agent invocations are the one asynchronous operation: `agents.invoke` returns a ticket at
+//! once and runs the invocation on a thread of its own (at most [`MAX_PARALLEL`] per run, the
+//! rest queue), and the runner settles the ticket's promise when the thread reports back. So
+//! `wf.map(items, fn, {concurrency: 3})` really has three agents working at once while the
+//! script waits. Everything else is synchronous: `ask` blocks this thread until the author
+//! answers (the invocations already running keep running).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::ask::AskSpec;
+use crate::engine::agents::{InvokeMode, InvokeOutcome, InvokeRequest};
+use crate::engine::inputs::{InputError, InputSource};
+use crate::engine::jobs::JobProgress;
+use crate::engine::session_log::now_rfc3339;
+use crate::engine::Engine;
+use crate::workspace::Access;
+
+/// Agent invocations one run may have in flight; more wait their turn.
+pub const MAX_PARALLEL: usize = 8;
+/// Largest file `wf.workspace.read` returns.
+pub const READ_LIMIT: usize = 1 << 20;
+/// Log lines kept in the job file (the oldest are dropped first).
+pub const LOG_LIMIT: usize = 500;
+
+/// An ended invocation: its ticket and the JSON the promise resolves with, or the error it
+/// rejects with.
+pub type Completion = (u64, Result<Value, String>);
+
+/// What the script's thread shares with the invocation threads and the cancel watcher.
+#[derive(Default)]
+pub struct Shared {
+    /// Ticket → session of each invocation in flight.
+    pub inflight: Mutex<BTreeMap<u64, String>>,
+    /// The id of the question the script is waiting on, if any.
+    pub current_ask: Mutex<Option<String>>,
+}
+
+impl Shared {
+    pub fn inflight_sessions(&self) -> Vec<(u64, String)> {
+        self.inflight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(t, s)| (*t, s.clone()))
+            .collect()
+    }
+    pub fn current_ask(&self) -> Option<String> {
+        self.current_ask
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+    fn set_ask(&self, id: Option<String>) {
+        *self.current_ask.lock().unwrap_or_else(|e| e.into_inner()) = id;
+    }
+    fn set_inflight(&self, ticket: u64, session: Option<String>) {
+        let mut m = self.inflight.lock().unwrap_or_else(|e| e.into_inner());
+        match session {
+            Some(s) => m.insert(ticket, s),
+            None => m.remove(&ticket),
+        };
+    }
+}
+
+/// Who runs the workflow and for whom (fixed for the run).
+#[derive(Clone)]
+pub struct RunCtx {
+    pub engine: Arc<Engine>,
+    pub job_id: String,
+    pub run_id: String,
+    pub workflow_key: String,
+    pub workflow_title: String,
+    /// The session that called run_workflow.
+    pub caller_session: String,
+    pub origin_call_id: String,
+    /// The run-wide model (`run_workflow.model`).
+    pub model: Option<String>,
+    /// `wait: true`: nobody can answer a question, so `wf.ask` cancels the run.
+    pub wait: bool,
+    /// The job's token: cancelled by cancel_job (or by a question in wait mode).
+    pub job_token: CancellationToken,
+    /// Cancelled when the run must stop (the job's token) or has ended (strays).
+    pub stop: CancellationToken,
+}
+
+/// A session the run created.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSession {
+    pub session_id: String,
+    pub profile_key: String,
+    pub title: String,
+}
+
+pub struct Host {
+    pub rc: RunCtx,
+    pub shared: Arc<Shared>,
+    tx: mpsc::Sender<Completion>,
+    next_ticket: u64,
+    running: usize,
+    queued: VecDeque<(u64, InvokeRequest)>,
+    pub sessions: Vec<RunSession>,
+    session_models: HashMap<String, String>,
+    log: VecDeque<Value>,
+    log_dropped: usize,
+    asks: Vec<Value>,
+    /// Questions a wait-mode run hit (reported as `pendingAsks`).
+    pub pending_asks: Vec<Value>,
+    /// Set when a question cancelled a wait-mode run: the error to report.
+    pub wait_ask_error: Option<String>,
+    invocations: u64,
+}
+
+impl Host {
+    pub fn new(rc: RunCtx, shared: Arc<Shared>, tx: mpsc::Sender<Completion>) -> Host {
+        Host {
+            rc,
+            shared,
+            tx,
+            next_ticket: 0,
+            running: 0,
+            queued: VecDeque::new(),
+            sessions: Vec::new(),
+            session_models: HashMap::new(),
+            log: VecDeque::new(),
+            log_dropped: 0,
+            asks: Vec::new(),
+            pending_asks: Vec::new(),
+            wait_ask_error: None,
+            invocations: 0,
+        }
+    }
+
+    /// Invocations started or queued and not yet reported back.
+    pub fn outstanding(&self) -> usize {
+        self.running + self.queued.len()
+    }
+
+    /// One call from the script. `Err` becomes a JavaScript `Error` with that message.
+    pub fn call(&mut self, op: &str, args: &str) -> Result<String, String> {
+        let args: Value = serde_json::from_str(args)
+            .map_err(|e| format!("internal: bad arguments for {op}: {e}"))?;
+        let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
+        let out = match op {
+            "agents.create" => self.create(&arg(0), &arg(1))?,
+            "agents.invoke" => self.invoke(&arg(0), &arg(1))?,
+            "workspace.read" => self.read(&arg(0))?,
+            "ask" => self.ask(&arg(0))?,
+            "log" => {
+                self.log(arg(0).as_str().unwrap_or_default());
+                Value::Null
+            }
+            "progress" => self.progress(&arg(0))?,
+            other => return Err(format!("internal: unknown workflow operation {other}")),
+        };
+        Ok(if out.is_null() {
+            String::new()
+        } else {
+            out.to_string()
+        })
+    }
+
+    fn check_stopped(&self) -> Result<(), String> {
+        if self.rc.stop.is_cancelled() {
+            Err("the workflow run was cancelled".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    fn create(&mut self, profile: &Value, opts: &Value) -> Result<Value, String> {
+        self.check_stopped()?;
+        let Some(profile_key) = profile.as_str().filter(|s| !s.is_empty()) else {
+            return Err("wf.agents.create(profileKey, {initial, title, model}): profileKey must be a profile key such as \"writer\"".into());
+        };
+        let opts = object_opts(opts, "wf.agents.create", &["initial", "title", "model"])?;
+        let initial = match opts.get("initial") {
+            None | Some(Value::Null) => json!({}),
+            Some(v @ Value::Object(_)) => v.clone(),
+            Some(_) => return Err("wf.agents.create: initial must be an object".into()),
+        };
+        let title = match opts.get("title") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => return Err("wf.agents.create: title must be a string".into()),
+        };
+        let model = optional_string(opts.get("model"), "wf.agents.create: model")?;
+        if let Some(m) = &model {
+            super::check_model(self.rc.engine.config(), m)?;
+        }
+        let title = title.unwrap_or_else(|| {
+            let name = self
+                .rc
+                .engine
+                .profiles()
+                .get(profile_key)
+                .map(|p| p.name.clone())
+                .unwrap_or_else(|| profile_key.to_string());
+            format!("{} · {name}", self.rc.workflow_title)
+        });
+        // A workflow is a system caller: its sessions are not linked to the caller's ledger.
+        let info = self
+            .rc
+            .engine
+            .create_agent(None, profile_key, initial, Some(&title))
+            .map_err(|e| format!("wf.agents.create: {e}"))?;
+        if let Some(m) = model {
+            self.session_models.insert(info.id.clone(), m);
+        }
+        self.sessions.push(RunSession {
+            session_id: info.id.clone(),
+            profile_key: profile_key.to_string(),
+            title: info.title.clone(),
+        });
+        self.log(&format!(
+            "created session {} ({profile_key}): {}",
+            info.id, info.title
+        ));
+        Ok(Value::String(info.id))
+    }
+
+    fn invoke(&mut self, session: &Value, opts: &Value) -> Result<Value, String> {
+        self.check_stopped()?;
+        let Some(session_id) = session.as_str() else {
+            return Err("wf.agents.invoke(sessionId, {message, input, model}): sessionId must be the id wf.agents.create returned".into());
+        };
+        if !self.sessions.iter().any(|s| s.session_id == session_id) {
+            return Err(format!(
+                "wf.agents.invoke: session '{session_id}' was not created by this workflow run; create one with wf.agents.create(profileKey) and invoke that"
+            ));
+        }
+        let opts = object_opts(
+            opts,
+            "wf.agents.invoke",
+            &["message", "input", "model", "mode"],
+        )?;
+        let message = optional_string(opts.get("message"), "wf.agents.invoke: message")?;
+        let input = opts.get("input").cloned().filter(|v| !v.is_null());
+        if message.is_none() && input.is_none() {
+            return Err("wf.agents.invoke: give a message, an input, or both".into());
+        }
+        let model = optional_string(opts.get("model"), "wf.agents.invoke: model")?;
+        if let Some(m) = &model {
+            super::check_model(self.rc.engine.config(), m)?;
+        }
+        let mode = match optional_string(opts.get("mode"), "wf.agents.invoke: mode")? {
+            None => InvokeMode::Prompt,
+            Some(m) => InvokeMode::parse(&m).ok_or_else(|| {
+                format!(
+                    "wf.agents.invoke: mode '{m}' is not one of prompt, continue, steer, followup"
+                )
+            })?,
+        };
+        if self.rc.engine.host().is_none() {
+            return Err("wf.agents.invoke: no agent host is running in this process, so agents cannot be invoked; run the workflow from the TUI or `nbook run`".into());
+        }
+        let req = InvokeRequest {
+            caller: None,
+            session_id: session_id.to_string(),
+            message,
+            input,
+            mode,
+            model: model
+                .or_else(|| self.session_models.get(session_id).cloned())
+                .or_else(|| self.rc.model.clone()),
+            origin_call_id: Some(self.rc.origin_call_id.clone()),
+        };
+        self.next_ticket += 1;
+        let ticket = self.next_ticket;
+        self.invocations += 1;
+        self.queued.push_back((ticket, req));
+        self.pump();
+        Ok(json!(ticket))
+    }
+
+    /// Start queued invocations while there is room (or fail them all once stopped).
+    pub fn pump(&mut self) {
+        while let Some((ticket, req)) = self.queued.pop_front() {
+            if self.rc.stop.is_cancelled() {
+                let _ = self.tx.send((
+                    ticket,
+                    Err("the workflow run was cancelled before this invocation started".into()),
+                ));
+                self.running += 1; // accounted for when its completion is received
+                continue;
+            }
+            if self.running >= MAX_PARALLEL {
+                self.queued.push_front((ticket, req));
+                return;
+            }
+            self.spawn_invocation(ticket, req);
+        }
+    }
+
+    /// An invocation reported back.
+    pub fn completed(&mut self) {
+        self.running = self.running.saturating_sub(1);
+        self.pump();
+    }
+
+    fn spawn_invocation(&mut self, ticket: u64, req: InvokeRequest) {
+        self.running += 1;
+        let Some(host) = self.rc.engine.host() else {
+            let _ = self.tx.send((ticket, Err("the agent host stopped".into())));
+            return;
+        };
+        self.shared
+            .set_inflight(ticket, Some(req.session_id.clone()));
+        let (tx, stop, shared) = (self.tx.clone(), self.rc.stop.clone(), self.shared.clone());
+        let name = format!("{}-invoke-{ticket}", self.rc.job_id);
+        let tx2 = tx.clone();
+        let spawned = std::thread::Builder::new().name(name).spawn(move || {
+            let out = if stop.is_cancelled() {
+                Err("the workflow run was cancelled before this invocation started".into())
+            } else {
+                host.invoke_blocking(req).map(outcome_json)
+            };
+            shared.set_inflight(ticket, None);
+            let _ = tx.send((ticket, out));
+        });
+        if let Err(e) = spawned {
+            self.shared.set_inflight(ticket, None);
+            let _ = tx2.send((
+                ticket,
+                Err(format!("cannot start a thread for the invocation: {e}")),
+            ));
+        }
+    }
+
+    fn read(&mut self, path: &Value) -> Result<Value, String> {
+        let Some(path) = path.as_str() else {
+            return Err(
+                "wf.workspace.read(path): path must be a project-relative path string".into(),
+            );
+        };
+        let ws = self.rc.engine.workspace();
+        let r = ws
+            .resolve(path, Access::Read)
+            .map_err(|e| format!("wf.workspace.read: {e}"))?;
+        if r.abs.is_dir() {
+            return Err(format!(
+                "wf.workspace.read: {} is a folder, not a file",
+                r.display
+            ));
+        }
+        let meta = std::fs::metadata(&r.abs).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                format!("wf.workspace.read: there is no file {}", r.display)
+            } else {
+                format!("wf.workspace.read: cannot read {}: {e}", r.display)
+            }
+        })?;
+        if meta.len() as usize > READ_LIMIT {
+            return Err(format!(
+                "wf.workspace.read: {} is {} bytes, more than the {READ_LIMIT} a workflow may read at once",
+                r.display,
+                meta.len()
+            ));
+        }
+        let bytes = std::fs::read(&r.abs)
+            .map_err(|e| format!("wf.workspace.read: cannot read {}: {e}", r.display))?;
+        String::from_utf8(bytes)
+            .map(Value::String)
+            .map_err(|_| format!("wf.workspace.read: {} is not UTF-8 text", r.display))
+    }
+
+    fn ask(&mut self, q: &Value) -> Result<Value, String> {
+        self.check_stopped()?;
+        let spec = AskSpec::parse(q)?;
+        if self.rc.wait {
+            let err = format!(
+                "the workflow asked the author \"{}\", which a run started with wait:true cannot do, so the run was cancelled. Start it again with wait:false (it then runs in the background and the question reaches the author)",
+                spec.title
+            );
+            self.pending_asks.push(spec.describe(None));
+            self.wait_ask_error = Some(err.clone());
+            self.rc.job_token.cancel();
+            return Err(err);
+        }
+        let id = format!("{}:{}", self.rc.job_id, self.asks.len() + 1);
+        self.asks.push(spec.describe(Some(&id)));
+        let jobs = self.rc.engine.jobs().clone();
+        let _ = jobs.set_waiting(&self.rc.job_id, true);
+        self.write_detail();
+        self.shared.set_ask(Some(id.clone()));
+        let title = format!("{}: {}", self.rc.workflow_title, spec.title);
+        let answer = if self.rc.stop.is_cancelled() {
+            Err(InputError::Withdrawn)
+        } else {
+            self.rc.engine.ask_blocking(
+                &self.rc.caller_session,
+                InputSource::Workflow,
+                &id,
+                &title,
+                vec![spec.question()],
+            )
+        };
+        self.shared.set_ask(None);
+        let _ = jobs.set_waiting(&self.rc.job_id, false);
+        let result = match answer {
+            Ok(answers) => Ok(spec.interpret(answers.first())),
+            Err(_) if self.rc.stop.is_cancelled() => {
+                Err("the workflow run was cancelled while waiting for the author".to_string())
+            }
+            Err(e) => Err(format!("wf.ask: {e}")),
+        };
+        if let Some(last) = self.asks.last_mut() {
+            match &result {
+                Ok(v) => last["answer"] = v.clone(),
+                Err(e) => last["error"] = Value::String(e.clone()),
+            }
+        }
+        self.write_detail();
+        result
+    }
+
+    pub fn log(&mut self, text: &str) {
+        tracing::info!(job = %self.rc.job_id, "workflow: {text}");
+        self.log
+            .push_back(json!({"at": now_rfc3339(), "text": text}));
+        while self.log.len() > LOG_LIMIT {
+            self.log.pop_front();
+            self.log_dropped += 1;
+        }
+        self.write_detail();
+    }
+
+    fn progress(&mut self, p: &Value) -> Result<Value, String> {
+        let o = object_opts(p, "wf.progress", &["phase", "done", "total"])?;
+        let phase = optional_string(o.get("phase"), "wf.progress: phase")?;
+        let count = |k: &str| -> Result<u64, String> {
+            match o.get(k) {
+                None | Some(Value::Null) => Ok(0),
+                Some(v) => v
+                    .as_f64()
+                    .filter(|n| *n >= 0.0 && n.fract() == 0.0)
+                    .map(|n| n as u64)
+                    .ok_or_else(|| format!("wf.progress: {k} must be a whole number ≥ 0")),
+            }
+        };
+        let (done, total) = (count("done")?, count("total")?);
+        let _ = self
+            .rc
+            .engine
+            .jobs()
+            .progress(&self.rc.job_id, JobProgress { phase, done, total });
+        Ok(Value::Null)
+    }
+
+    /// The job file's `detail`: what the run did so far.
+    pub fn detail(&self) -> Value {
+        json!({
+            "runId": self.rc.run_id,
+            "workflowKey": self.rc.workflow_key,
+            "wait": self.rc.wait,
+            "model": self.rc.model,
+            "sessions": self.sessions,
+            "invocations": self.invocations,
+            "asks": self.asks,
+            "log": self.log,
+            "logDropped": self.log_dropped,
+        })
+    }
+
+    pub fn write_detail(&self) {
+        if let Err(e) = self
+            .rc
+            .engine
+            .jobs()
+            .set_detail(&self.rc.job_id, self.detail())
+        {
+            tracing::warn!("workflow {}: {e}", self.rc.job_id);
+        }
+    }
+}
+
+/// `{status, sessionId, result: {message, data}, error?, stats?}` as the script sees it.
+fn outcome_json(o: InvokeOutcome) -> Value {
+    let mut v = json!({
+        "status": o.status,
+        "sessionId": o.session_id,
+        "result": {"message": o.final_message, "data": o.data},
+    });
+    if let Some(e) = o.error {
+        v["error"] = Value::String(e);
+    }
+    if let Some(s) = o.stats {
+        v["stats"] = serde_json::to_value(s).unwrap_or(Value::Null);
+    }
+    v
+}
+
+pub(super) fn object_opts<'a>(
+    v: &'a Value,
+    what: &str,
+    allowed: &[&str],
+) -> Result<&'a serde_json::Map<String, Value>, String> {
+    static EMPTY: std::sync::OnceLock<serde_json::Map<String, Value>> = std::sync::OnceLock::new();
+    let map = match v {
+        Value::Null => EMPTY.get_or_init(Default::default),
+        Value::Object(m) => m,
+        _ => return Err(format!("{what}: the options must be an object")),
+    };
+    if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(format!(
+            "{what}: unknown option '{k}'; the options are {}",
+            allowed.join(", ")
+        ));
+    }
+    Ok(map)
+}
+
+pub(super) fn optional_string(v: Option<&Value>, what: &str) -> Result<Option<String>, String> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{what} must be a string")),
+    }
+}

@@ -1,0 +1,264 @@
+//! Workflows: deterministic JavaScript that orchestrates agents (NeuroBook notes §2.8, §8).
+//!
+//! A workflow is `assets/workflows/<key>/workflow.js` (built in) or the project's
+//! `.nbook/workflows/<key>/workflow.js` (which overrides the built-in of the same key). The file
+//! evaluates to `{title, description, whenToUse, argsHint?, phases?, run(wf, args)}`, either as a
+//! script whose last expression is that object (`({ … })`) or as `export default { … }`. An
+//! inline script (`run_workflow.script`) is the body of `async (wf, args) => { … }`.
+//!
+//! **Sandbox.** The same QuickJS as `execute_world` ([`crate::world::js`]): a 64 MiB heap, no
+//! file, network or process access except through `wf`, and an interrupt handler that stops
+//! running bytecode as soon as the job is cancelled. There is no time limit (agent invocations
+//! take minutes). `Date.now()`, `new Date()`, `Date()` and `Math.random()` throw: the same
+//! arguments must give the same run.
+//!
+//! **Concurrency.** QuickJS is single-threaded, so the script runs on one thread (the run's own,
+//! 16 MiB stack) and everything slow happens elsewhere. `wf.agents.invoke` is truly
+//! asynchronous: it hands the request to a new thread (at most [`host::MAX_PARALLEL`] per run,
+//! more queue) and returns a promise. The runner's event loop executes pending JavaScript jobs
+//! and, when none are left, blocks on the channel the invocation threads report to, settling
+//! each ticket's promise as its invocation ends. `wf.map(items, fn, {concurrency})` is a pool of
+//! `concurrency` JavaScript workers over the items, so with `fn` awaiting an invocation,
+//! `concurrency` agents work at once; `Promise.all` over invocations works the same way. This
+//! keeps the workflow code ordinary `async`/`await` (as in NeuroBook) instead of a batch API.
+//! Everything else is synchronous on the Rust side; `wf.ask` blocks the script (not the
+//! invocations already running) until the author answers in the Approvals pane.
+//!
+//! **Jobs.** Every run is a job (`JobKind::Workflow`, one durable JSON file): `wait: false`
+//! runs in the background, owned by the calling session (the agent host delivers the result to
+//! it when the job ends); `wait: true` runs while the caller waits and has no owner (so nothing
+//! is delivered twice), and a `wf.ask` then cancels the run with an error (nobody could answer
+//! it). The job moves running ⇄ waiting (while asking) → completed | failed | cancelled; its
+//! `detail` holds the run id, the sessions created, the questions asked and the log. Cancelling
+//! the job stops the script at its next bytecode, withdraws its question, and cancels every
+//! session it has in flight (`AgentHost::cancel_session`); the job stays `cancelled`. Runs are
+//! not journaled: a run cut short by the program stopping is `interrupted`, never resumed.
+
+mod ask;
+pub mod catalogue;
+pub mod host;
+pub mod runner;
+pub mod sandbox;
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::engine::jobs::{JobKind, JobStart};
+use crate::engine::Engine;
+pub use catalogue::{Catalogue, Source, Workflow};
+pub use runner::{Code, RunReport};
+pub use sandbox::{ArgHint, Meta, Phase};
+
+/// Check a model name against config.toml: it must be a key of `[models]` (what the agent
+/// host accepts for an invocation).
+pub fn check_model(config: &Config, name: &str) -> Result<(), String> {
+    if config.models.contains_key(name) {
+        return Ok(());
+    }
+    let known: Vec<&str> = config.models.keys().map(String::as_str).collect();
+    Err(format!(
+        "model '{name}' is not configured; use one of: {} (list_workflows lists them), or leave model out to use each profile's default",
+        if known.is_empty() {
+            "(none configured)".to_string()
+        } else {
+            known.join(", ")
+        }
+    ))
+}
+
+/// The workflow a `run_workflow` call names.
+#[derive(Clone, Debug)]
+pub struct Selected {
+    /// The catalogue key, or `inline` for a script.
+    pub key: String,
+    /// builtin | project | inline
+    pub source: &'static str,
+    pub title: String,
+    /// Where the file is (None for inline scripts).
+    pub path: Option<String>,
+    pub code: Code,
+    pub meta: Option<Meta>,
+}
+
+impl Selected {
+    /// The source text (the file, or the inline script).
+    pub fn text(&self) -> &str {
+        match &self.code {
+            Code::Definition { code, .. } => code,
+            Code::Inline(s) => s,
+        }
+    }
+
+    /// `args` with the defaults of `argsHint` filled in where a key is missing.
+    pub fn effective_args(&self, args: &Value) -> Value {
+        let mut out = args.as_object().cloned().unwrap_or_default();
+        if let Some(meta) = &self.meta {
+            for h in &meta.args_hint {
+                if let Some(d) = &h.default_value {
+                    out.entry(h.name.clone()).or_insert_with(|| d.clone());
+                }
+            }
+        }
+        Value::Object(out)
+    }
+}
+
+/// Find the workflow to run: exactly one of a catalogue key or an inline script.
+pub fn select(
+    project_root: &std::path::Path,
+    key: Option<&str>,
+    script: Option<&str>,
+) -> Result<Selected, String> {
+    match (key, script) {
+        (Some(_), Some(_)) => Err("give either workflowKey or script, not both".into()),
+        (None, None) => {
+            Err("give workflowKey (list_workflows shows the keys) or an inline script".into())
+        }
+        (None, Some(s)) => {
+            if s.trim().is_empty() {
+                return Err("the inline script is empty; write the body of async (wf, args) => { … } and return the result".into());
+            }
+            Ok(Selected {
+                key: "inline".into(),
+                source: "inline",
+                title: "Inline script".into(),
+                path: None,
+                code: Code::Inline(s.to_string()),
+                meta: None,
+            })
+        }
+        (Some(k), None) => {
+            let Some(w) = Catalogue::find(project_root, k) else {
+                return Err(format!(
+                    "no workflow '{k}'; the workflows are: {} (list_workflows describes them)",
+                    Catalogue::list_keys(project_root).join(", ")
+                ));
+            };
+            let meta = w.meta.clone().map_err(|e| {
+                format!(
+                    "workflow '{k}' ({}) cannot run: {e}. Fix the file, or run another workflow",
+                    w.path
+                )
+            })?;
+            Ok(Selected {
+                key: w.key.clone(),
+                source: w.source.as_str(),
+                title: meta.title.clone(),
+                path: Some(w.path.clone()),
+                code: Code::Definition {
+                    code: w.code.clone(),
+                    file: w.path.clone(),
+                },
+                meta: Some(meta),
+            })
+        }
+    }
+}
+
+/// A run to start.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub workflow: Selected,
+    pub args: Value,
+    pub model: Option<String>,
+    pub wait: bool,
+    /// The session that called run_workflow (owner of a background job).
+    pub caller_session: String,
+    pub origin_call_id: String,
+}
+
+#[derive(Clone, Debug)]
+pub enum Launched {
+    /// Running in the background as this job.
+    Started { job_id: String, run_id: String },
+    /// `wait: true`: the run is over.
+    Finished(Box<RunReport>),
+}
+
+/// `run-<n>` for `job-<n>`: a run and its job share a number, so ids are never reused.
+pub fn run_id_for(job_id: &str) -> String {
+    match job_id.strip_prefix("job-") {
+        Some(n) => format!("run-{n}"),
+        None => format!("run-{job_id}"),
+    }
+}
+
+/// Record the job and start the run on its own thread; with `wait`, block until it ends.
+pub fn launch(engine: &Arc<Engine>, l: Launch) -> Result<Launched, String> {
+    let args = l.workflow.effective_args(&l.args);
+    let mut preview = format!("{} {}", l.workflow.key, args);
+    if preview.chars().count() > 200 {
+        preview = preview.chars().take(199).collect::<String>() + "…";
+    }
+    let (job_id, job_token) = engine
+        .jobs()
+        .start(JobStart {
+            kind: JobKind::Workflow,
+            title: format!("Workflow {}: {}", l.workflow.key, l.workflow.title),
+            owner_session_id: (!l.wait).then(|| l.caller_session.clone()),
+            origin_tool_call_id: Some(l.origin_call_id.clone()),
+            reference: json!({
+                "workflowKey": l.workflow.key,
+                "source": l.workflow.source,
+                "callerSessionId": l.caller_session,
+                "wait": l.wait,
+            }),
+            preview: Some(preview),
+        })
+        .map_err(|e| format!("cannot record the workflow job: {e}"))?;
+    let run_id = run_id_for(&job_id);
+    let rc = host::RunCtx {
+        engine: engine.clone(),
+        job_id: job_id.clone(),
+        run_id: run_id.clone(),
+        workflow_key: l.workflow.key.clone(),
+        workflow_title: l.workflow.title.clone(),
+        caller_session: l.caller_session.clone(),
+        origin_call_id: l.origin_call_id.clone(),
+        model: l.model.clone(),
+        wait: l.wait,
+        stop: job_token.child_token(),
+        job_token,
+    };
+    let code = l.workflow.code.clone();
+    let jobs = engine.jobs().clone();
+    let jid = job_id.clone();
+    let spawned = std::thread::Builder::new()
+        .name(format!("workflow-{job_id}"))
+        .stack_size(16 << 20)
+        .spawn(move || {
+            let report = runner::run(rc, &code, &args);
+            let outcome = match report.status.as_str() {
+                "completed" => Ok(serde_json::to_value(&report).unwrap_or(Value::Null)),
+                _ => Err(report
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| report.status.clone())),
+            };
+            if let Err(e) = jobs.finish(&jid, outcome) {
+                tracing::warn!("workflow {jid}: {e}");
+            }
+            report
+        });
+    let handle = match spawned {
+        Ok(h) => h,
+        Err(e) => {
+            let msg = format!("cannot start the workflow thread: {e}");
+            let _ = engine.jobs().finish(&job_id, Err(msg.clone()));
+            return Err(msg);
+        }
+    };
+    if !l.wait {
+        return Ok(Launched::Started { job_id, run_id });
+    }
+    match handle.join() {
+        Ok(report) => Ok(Launched::Finished(Box::new(report))),
+        Err(_) => {
+            let msg = "the workflow runner crashed; the run was abandoned".to_string();
+            let _ = engine.jobs().finish(&job_id, Err(msg.clone()));
+            Err(msg)
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! The QuickJS side shared by the catalogue (reading a workflow's metadata) and the runner:
+//! a runtime from [`crate::world::js`] whose interrupt handler also watches a cancellation
+//! token, a context with only the language built-ins, the determinism guards, and the
+//! evaluation of a workflow file to its definition object.
+
+use std::time::{Duration, Instant};
+
+use rquickjs::context::{intrinsic, EvalOptions};
+use rquickjs::{Context, Ctx, Module, Object, Runtime, Value as JsValue};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::world::js;
+
+const GUARDS: &str = include_str!("guards.js");
+
+/// Heap cap of one workflow run (and of reading a definition).
+pub const MEMORY_LIMIT: usize = 64 << 20;
+/// QuickJS stack cap; the runner's thread has a larger native stack than this.
+pub const STACK_LIMIT: usize = 1 << 20;
+
+/// The built-ins a workflow gets: no TypedArrays, no std/os modules, no host access.
+type Intrinsics = (
+    intrinsic::Date,
+    intrinsic::Eval,
+    intrinsic::RegExpCompiler,
+    intrinsic::RegExp,
+    intrinsic::Json,
+    intrinsic::Proxy,
+    intrinsic::MapSet,
+    intrinsic::Promise,
+);
+
+/// A runtime that stops running JavaScript when `deadline` passes (if any) or `cancel` is
+/// cancelled. QuickJS polls the handler while executing bytecode, so a CPU loop really stops;
+/// code blocked in a host call is stopped by the host call itself watching the same token.
+pub fn runtime(
+    deadline: Option<Duration>,
+    cancel: Option<CancellationToken>,
+) -> Result<Runtime, String> {
+    let (rt, _) = js::runtime(js::Limits {
+        memory: MEMORY_LIMIT,
+        stack: STACK_LIMIT,
+        time: deadline.unwrap_or(Duration::MAX),
+    })?;
+    let until = deadline.map(|d| Instant::now() + d);
+    rt.set_interrupt_handler(Some(Box::new(move || {
+        until.is_some_and(|t| Instant::now() >= t)
+            || cancel.as_ref().is_some_and(|c| c.is_cancelled())
+    })));
+    Ok(rt)
+}
+
+/// A context with the workflow built-ins and the determinism guards installed.
+pub fn context(rt: &Runtime) -> Result<Context, String> {
+    let ctx = Context::custom::<Intrinsics>(rt)
+        .map_err(|e| format!("cannot start the JavaScript engine: {e}"))?;
+    ctx.with(|ctx| {
+        ctx.eval_with_options::<(), _>(GUARDS, options("guards.js"))
+            .map_err(|e| format!("internal: {}", js::describe(&ctx, e, "guards.js")))
+    })?;
+    Ok(ctx)
+}
+
+pub fn options(file: &str) -> EvalOptions {
+    let mut o = EvalOptions::default();
+    o.filename = Some(file.into());
+    o.strict = true;
+    o
+}
+
+/// Whether a file is an ES module (`export default {…}`) rather than a script whose last
+/// expression is the definition (`({…})`).
+fn is_module(code: &str) -> bool {
+    code.lines()
+        .any(|l| l.trim_start().starts_with("export default"))
+}
+
+/// Evaluate a workflow file to its definition object. `file` names it in error messages.
+pub fn eval_definition<'js>(ctx: &Ctx<'js>, code: &str, file: &str) -> Result<Object<'js>, String> {
+    let value: JsValue = if is_module(code) {
+        let module = Module::declare(ctx.clone(), file, code.as_bytes().to_vec())
+            .map_err(|e| js::describe(ctx, e, file))?;
+        let (module, done) = module.eval().map_err(|e| js::describe(ctx, e, file))?;
+        done.finish::<()>().map_err(|e| match e {
+            rquickjs::Error::WouldBlock => {
+                "the file's top level awaits something that never settles; a workflow file only defines its object".to_string()
+            }
+            e => js::describe(ctx, e, file),
+        })?;
+        module.get("default").map_err(|e| {
+            format!(
+                "the module has no default export ({})",
+                js::describe(ctx, e, file)
+            )
+        })?
+    } else {
+        ctx.eval_with_options(code.as_bytes().to_vec(), options(file))
+            .map_err(|e| js::describe(ctx, e, file))?
+    };
+    match value.into_object() {
+        Some(o) if !o.is_function() && !o.is_array() => Ok(o),
+        _ => Err(
+            "the file must evaluate to the workflow object: `({ title, description, whenToUse, run: async (wf, args) => … })` or `export default { … }`"
+                .into(),
+        ),
+    }
+}
+
+/// A suggested argument (shown to agents by list_workflows, applied as a default on run).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ArgHint {
+    pub name: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_value: Option<Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Phase {
+    pub key: String,
+    pub title: String,
+}
+
+/// What a workflow file declares besides `run`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    pub title: String,
+    pub description: String,
+    pub when_to_use: String,
+    #[serde(default)]
+    pub args_hint: Vec<ArgHint>,
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+}
+
+/// Check a definition object and read its metadata; `key` is the folder name.
+pub fn read_meta<'js>(ctx: &Ctx<'js>, def: &Object<'js>, key: &str) -> Result<Meta, String> {
+    let run: JsValue = def
+        .get("run")
+        .map_err(|e| format!("cannot read run: {e}"))?;
+    if !run.is_function() {
+        return Err(
+            "the workflow object has no run function; add `run: async (wf, args) => { … }`".into(),
+        );
+    }
+    let json = ctx
+        .json_stringify(def.clone())
+        .map_err(|e| {
+            format!(
+                "the workflow object cannot be read as JSON: {}",
+                js::describe(ctx, e, "workflow.js")
+            )
+        })?
+        .and_then(|s| s.to_string().ok())
+        .unwrap_or_else(|| "{}".into());
+    let raw: serde_json::Map<String, Value> = serde_json::from_str(&json)
+        .map_err(|e| format!("the workflow object is not plain data: {e}"))?;
+    let text = |field: &str, required: bool| -> Result<String, String> {
+        match raw.get(field) {
+            Some(Value::String(s)) if !(required && s.trim().is_empty()) => Ok(s.clone()),
+            None | Some(Value::Null) if !required => Ok(String::new()),
+            None | Some(Value::Null) => Err(format!(
+                "the workflow object needs a `{field}` (a non-empty string)"
+            )),
+            Some(_) => Err(format!(
+                "`{field}` must be a {}string",
+                if required { "non-empty " } else { "" }
+            )),
+        }
+    };
+    if let Some(k) = raw.get("key") {
+        match k {
+            Value::String(s) if s == key => {}
+            Value::Null => {}
+            other => {
+                return Err(format!(
+                    "`key` is {other} but the folder is '{key}'; the folder name is the key, so remove `key` or make it match"
+                ))
+            }
+        }
+    }
+    let mut args_hint = Vec::new();
+    match raw.get("argsHint") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, h) in items.iter().enumerate() {
+                let name = h
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty());
+                let Some(name) = name else {
+                    return Err(format!("argsHint[{i}] needs a `name` (a non-empty string)"));
+                };
+                let label = match h.get("label") {
+                    Some(Value::String(s)) => s.clone(),
+                    None | Some(Value::Null) => name.to_string(),
+                    Some(_) => return Err(format!("argsHint[{i}].label must be a string")),
+                };
+                args_hint.push(ArgHint {
+                    name: name.to_string(),
+                    label,
+                    default_value: h.get("defaultValue").cloned().filter(|v| !v.is_null()),
+                });
+            }
+        }
+        Some(_) => return Err("`argsHint` must be an array of {name, label, defaultValue}".into()),
+    }
+    let mut phases = Vec::new();
+    match raw.get("phases") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, p) in items.iter().enumerate() {
+                let k = p
+                    .get("key")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty());
+                let t = p.get("title").and_then(Value::as_str);
+                match (k, t) {
+                    (Some(k), Some(t)) => phases.push(Phase {
+                        key: k.to_string(),
+                        title: t.to_string(),
+                    }),
+                    _ => return Err(format!("phases[{i}] needs a `key` and a `title` (strings)")),
+                }
+            }
+        }
+        Some(_) => return Err("`phases` must be an array of {key, title}".into()),
+    }
+    Ok(Meta {
+        title: text("title", true)?,
+        description: text("description", false)?,
+        when_to_use: text("whenToUse", false)?,
+        args_hint,
+        phases,
+    })
+}
+
+/// Evaluate a workflow file in a fresh, short-lived runtime and read its metadata.
+pub fn inspect(code: &str, key: &str, file: &str) -> Result<Meta, String> {
+    let rt = runtime(Some(Duration::from_secs(1)), None)?;
+    let ctx = context(&rt)?;
+    ctx.with(|ctx| {
+        let def = eval_definition(&ctx, code, file)?;
+        read_meta(&ctx, &def, key)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_file_forms_give_the_same_meta_and_bad_ones_say_why() {
+        let script = "({ title: 'T', description: 'D', whenToUse: 'W', argsHint: [{name: 'path', defaultValue: 'a.md'}], async run(wf, args) { return 1; } })";
+        let module = "export default { title: 'T', description: 'D', whenToUse: 'W', argsHint: [{name: 'path', defaultValue: 'a.md'}], run: async (wf, args) => 1 };";
+        let a = inspect(script, "k", "k/workflow.js").unwrap();
+        let b = inspect(module, "k", "k/workflow.js").unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.args_hint[0].label, "path");
+        let err = inspect("({ title: 'T' })", "k", "k/workflow.js").unwrap_err();
+        assert!(err.contains("run function"), "{err}");
+        let err = inspect("({ title: 'T', run() {}, key: 'other' })", "k", "f").unwrap_err();
+        assert!(err.contains("folder"), "{err}");
+        let err = inspect("({ title: , })", "k", "k/workflow.js").unwrap_err();
+        assert!(
+            err.starts_with("SyntaxError") && err.contains("line 1"),
+            "{err}"
+        );
+        let err = inspect("while (true) {}", "k", "k/workflow.js").unwrap_err();
+        assert!(err.contains("interrupted"), "{err}");
+        let err = inspect("42", "k", "f").unwrap_err();
+        assert!(err.contains("must evaluate"), "{err}");
+    }
+
+    #[test]
+    fn the_clock_and_randomness_throw_but_dates_from_arguments_work() {
+        let rt = runtime(None, None).unwrap();
+        let ctx = context(&rt).unwrap();
+        ctx.with(|ctx| {
+            for src in ["Date.now()", "new Date()", "Date()", "Math.random()"] {
+                let e = ctx.eval::<(), _>(src).unwrap_err();
+                let d = js::describe(&ctx, e, "x.js");
+                assert!(d.contains("deterministic"), "{src}: {d}");
+            }
+            let y: i32 = ctx.eval("new Date(2020, 3, 12).getFullYear()").unwrap();
+            assert_eq!(y, 2020);
+            let ok: bool = ctx.eval("new Date(0) instanceof Date").unwrap();
+            assert!(ok);
+        });
+    }
+}
