@@ -637,3 +637,49 @@ async fn a_headless_run_answers_questions_with_an_error_instead_of_hanging() {
         .await;
     assert!(!r.ok && r.content.contains("/questions"), "{}", r.content);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_after_one_that_waited_for_approval_are_skipped_for_the_model_to_redo() {
+    let f = fx();
+    let sid = f
+        .engine
+        .create_session("writer", Mode::Normal, "w", None)
+        .expect("s")
+        .id;
+    let source = scripts(
+        &[(
+            "writer",
+            vec![
+                turn(
+                    "",
+                    json!([
+                        {"name": "write", "arguments": {"path": "a.md", "content": "A"}},
+                        {"name": "write", "arguments": {"path": "b.md", "content": "B"}}
+                    ]),
+                ),
+                turn("ok", json!([])),
+            ],
+        )],
+        0,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    let run = host.submit(prompt(&sid, "go")).expect("start");
+    let pending = loop {
+        let p = f.engine.pending();
+        if !p.is_empty() {
+            break p;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert_eq!(pending.len(), 1, "only the first write waits");
+    f.engine
+        .decide(&pending[0].call_id, nbook::engine::Decision::Approve)
+        .expect("decide");
+    run.await.expect("outcome");
+    let root = f.engine.workspace().root().to_path_buf();
+    assert!(root.join("a.md").exists());
+    assert!(!root.join("b.md").exists(), "the second write never ran");
+    let r = results(&f.engine, &sid);
+    assert!(r[0].1);
+    assert!(!r[1].1 && r[1].2.contains("skipped: write was waiting for the author"), "{:?}", r[1]);
+}
