@@ -102,7 +102,9 @@ fn ui_frame_with_20_sessions(c: &mut Criterion) {
         let text = text.clone();
         Arc::new(move |_profile, _model| {
             ReplayProvider::parse(&text, "bench")
-                .map(|p| Arc::new(p.with_word_delay(Duration::from_micros(200))) as Arc<dyn Provider>)
+                .map(|p| {
+                    Arc::new(p.with_word_delay(Duration::from_micros(200))) as Arc<dyn Provider>
+                })
                 .map_err(|e| e.to_string())
         })
     };
@@ -147,7 +149,8 @@ fn ui_frame_with_20_sessions(c: &mut Criterion) {
                 while let Ok(ev) = events.try_recv() {
                     let _ = app.update(Action::Engine(ev));
                 }
-                term.draw(|f| nbook::tui::view::view(&app, f)).expect("draw");
+                term.draw(|f| nbook::tui::view::view(&app, f))
+                    .expect("draw");
                 total += start.elapsed();
             }
             total

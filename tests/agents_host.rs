@@ -159,19 +159,31 @@ async fn leader_creates_and_invokes_a_writer_synchronously() {
         0,
     );
     let host = Host::attach(f.engine.clone(), source, Approval::Queue);
-    let out = host.invoke(prompt(&leader, "Write chapter 3")).await.expect("run");
+    let out = host
+        .invoke(prompt(&leader, "Write chapter 3"))
+        .await
+        .expect("run");
     assert_eq!(out.status, "completed", "{out:?}");
     let r = results(&f.engine, &leader);
     // create_agent: system-only refused; a bad initial names its JSON pointer; the good one links.
     assert!(!r[0].1 && r[0].2.contains("system-only"), "{:?}", r[0]);
     assert!(!r[1].1 && r[1].2.contains("/initial"), "{:?}", r[1]);
     assert!(r[2].1, "{:?}", r[2]);
-    assert_eq!(r[2].3.as_ref().and_then(|d| d["sessionId"].as_str()), Some("2"));
+    assert_eq!(
+        r[2].3.as_ref().and_then(|d| d["sessionId"].as_str()),
+        Some("2")
+    );
     // invoke_agent (parallel-safe, so the three results may log in any order): the payload
     // schema is enforced, self-invocation refused, then the run.
     let invokes = &r[3..6];
-    assert!(invokes.iter().any(|x| !x.1 && x.2.contains("/input")), "{invokes:?}");
-    assert!(invokes.iter().any(|x| !x.1 && x.2.contains("itself")), "{invokes:?}");
+    assert!(
+        invokes.iter().any(|x| !x.1 && x.2.contains("/input")),
+        "{invokes:?}"
+    );
+    assert!(
+        invokes.iter().any(|x| !x.1 && x.2.contains("itself")),
+        "{invokes:?}"
+    );
     let ok = invokes.iter().find(|x| x.1).expect("one invoke succeeded");
     let d = ok.3.clone().expect("details");
     assert_eq!(d["status"], "completed");
@@ -202,8 +214,14 @@ async fn detach_reports_each_state_and_blocks_further_invokes() {
         .expect("writer");
     assert_eq!(f.engine.detach_agent(&leader, "99"), Ok("not_linked"));
     assert_eq!(f.engine.detach_agent(&leader, &w.id), Ok("detached"));
-    assert_eq!(f.engine.detach_agent(&leader, &w.id), Ok("already_detached"));
-    assert!(f.engine.session(&w.id).is_some(), "detaching keeps the session");
+    assert_eq!(
+        f.engine.detach_agent(&leader, &w.id),
+        Ok("already_detached")
+    );
+    assert!(
+        f.engine.session(&w.id).is_some(),
+        "detaching keeps the session"
+    );
     let source = scripts(
         &[(
             "leader.default",
@@ -239,24 +257,39 @@ async fn invocation_modes_follow_the_state_rules() {
         &[(
             "writer",
             vec![
-                turn("reading", json!([{"name": "bash", "arguments": {"command": "sleep 0.3; echo read"}}])),
+                turn(
+                    "reading",
+                    json!([{"name": "bash", "arguments": {"command": "sleep 0.3; echo read"}}]),
+                ),
                 turn("after steer", json!([])),
                 turn("follow-up done", json!([])),
             ],
         )],
         0,
     );
-    let host = Host::attach(f.engine.clone(), source, Approval::Auto {
-        decision: nbook::engine::Decision::Approve,
-        by: "test",
-    });
+    let host = Host::attach(
+        f.engine.clone(),
+        source,
+        Approval::Auto {
+            decision: nbook::engine::Decision::Approve,
+            by: "test",
+        },
+    );
     let mut req = prompt(&sid, "x");
     req.mode = InvokeMode::Steer;
-    assert!(host.submit(req.clone()).unwrap_err().to_string().contains("active_invocation_required"));
+    assert!(host
+        .submit(req.clone())
+        .unwrap_err()
+        .to_string()
+        .contains("active_invocation_required"));
     req.mode = InvokeMode::Followup;
     assert!(host.submit(req.clone()).is_err());
     req.mode = InvokeMode::Continue;
-    assert!(host.submit(req).unwrap_err().to_string().contains("takes no message"));
+    assert!(host
+        .submit(req)
+        .unwrap_err()
+        .to_string()
+        .contains("takes no message"));
 
     let mut events = f.engine.subscribe();
     let first = host.submit(prompt(&sid, "draft")).expect("start");
@@ -265,7 +298,10 @@ async fn invocation_modes_follow_the_state_rules() {
     loop {
         match tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
             Ok(Ok(EngineEvent::Log { line, .. }))
-                if matches!(line.record, LogRecord::Assistant { .. }) => break,
+                if matches!(line.record, LogRecord::Assistant { .. }) =>
+            {
+                break
+            }
             Ok(Ok(_)) => continue,
             other => panic!("no assistant turn: {other:?}"),
         }
@@ -273,7 +309,11 @@ async fn invocation_modes_follow_the_state_rules() {
     let mut cont = prompt(&sid, "");
     cont.message = None;
     cont.mode = InvokeMode::Continue;
-    assert!(host.submit(cont).unwrap_err().to_string().contains("active_invocation_exists"));
+    assert!(host
+        .submit(cont)
+        .unwrap_err()
+        .to_string()
+        .contains("active_invocation_exists"));
     let mut steer = prompt(&sid, "make it darker");
     steer.mode = InvokeMode::Steer;
     let steered = host.submit(steer).expect("steer");
@@ -285,7 +325,10 @@ async fn invocation_modes_follow_the_state_rules() {
     let a = first.await.expect("first");
     let b = steered.await.expect("steered");
     assert_eq!(a, b, "a steer joins the running run");
-    assert_eq!(a.final_message, "after steer", "the steer was drained at the turn boundary");
+    assert_eq!(
+        a.final_message, "after steer",
+        "the steer was drained at the turn boundary"
+    );
     let c = followed.await.expect("followup");
     assert_eq!(c.final_message, "follow-up done");
     assert_eq!(
@@ -335,7 +378,10 @@ async fn cancelling_the_leader_cancels_the_writer_it_waits_on() {
         .engine
         .create_agent(Some(&leader), "writer", json!({}), None)
         .expect("writer");
-    let endless = (0..2000).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+    let endless = (0..2000)
+        .map(|i| format!("w{i}"))
+        .collect::<Vec<_>>()
+        .join(" ");
     let source = scripts(
         &[
             (
@@ -375,7 +421,10 @@ async fn cancelling_the_leader_cancels_the_writer_it_waits_on() {
     assert!(wlog.lines.iter().any(
         |l| matches!(&l.record, LogRecord::Lifecycle { status, .. } if status == "cancelled")
     ));
-    assert_eq!(f.engine.session(&leader).expect("s").state, SessionState::Idle);
+    assert_eq!(
+        f.engine.session(&leader).expect("s").state,
+        SessionState::Idle
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -416,7 +465,12 @@ async fn background_invoke_is_a_job_whose_result_starts_the_owners_next_turn() {
     let host = Host::attach(f.engine.clone(), source, Approval::Queue);
     host.invoke(prompt(&leader, "go")).await.expect("run");
     let r = results(&f.engine, &leader);
-    let job = r[0].3.as_ref().and_then(|d| d["jobId"].as_str()).expect("job id").to_string();
+    let job = r[0]
+        .3
+        .as_ref()
+        .and_then(|d| d["jobId"].as_str())
+        .expect("job id")
+        .to_string();
     let mut delivered = false;
     for _ in 0..300 {
         let snap = f.engine.jobs().get(&job).expect("job").snapshot;
@@ -431,9 +485,14 @@ async fn background_invoke_is_a_job_whose_result_starts_the_owners_next_turn() {
     assert!(delivered, "the job result was delivered to the leader");
     let rec = f.engine.jobs().get(&job).expect("job");
     assert_eq!(rec.snapshot.status, JobStatus::Completed);
-    assert_eq!(rec.result.as_ref().map(|v| v["data"].clone()), Some(json!({"summary": "ok"})));
+    assert_eq!(
+        rec.result.as_ref().map(|v| v["data"].clone()),
+        Some(json!({"summary": "ok"}))
+    );
     let note = &users(&f.engine, &leader)[1];
-    assert!(note.contains(&format!("Background job {job}")) && note.contains("\"summary\": \"ok\""));
+    assert!(
+        note.contains(&format!("Background job {job}")) && note.contains("\"summary\": \"ok\"")
+    );
     // The job file is on disk.
     let file = f
         .engine
@@ -482,7 +541,10 @@ async fn request_user_input_pauses_until_the_author_answers_and_skips_the_rest_o
             other => panic!("no question: {other:?}"),
         }
     };
-    assert_eq!(f.engine.session(&leader).expect("s").state, SessionState::WaitingInput);
+    assert_eq!(
+        f.engine.session(&leader).expect("s").state,
+        SessionState::WaitingInput
+    );
     // An incomplete answer is refused and the question stays.
     let a0 = Answer {
         question_index: 0,
@@ -497,14 +559,25 @@ async fn request_user_input_pauses_until_the_author_answers_and_skips_the_rest_o
         text: "The Hesta Light".into(),
         ..Default::default()
     };
-    f.engine.answer_input(&req.id, vec![a0, a1]).expect("answer");
+    f.engine
+        .answer_input(&req.id, vec![a0, a1])
+        .expect("answer");
     let out = run.await.expect("outcome");
     assert_eq!(out.status, "completed");
     let r = results(&f.engine, &leader);
     assert!(r[0].1);
-    assert!(r[0].2.contains("1. Whose point of view?\nAnswer: Ada"), "{}", r[0].2);
-    assert!(r[0].2.contains("2. Working title?\nAnswer: The Hesta Light"));
-    assert_eq!(r[0].3.as_ref().expect("d")["answers"][0]["selectedOptionIndex"], 0);
+    assert!(
+        r[0].2.contains("1. Whose point of view?\nAnswer: Ada"),
+        "{}",
+        r[0].2
+    );
+    assert!(r[0]
+        .2
+        .contains("2. Working title?\nAnswer: The Hesta Light"));
+    assert_eq!(
+        r[0].3.as_ref().expect("d")["answers"][0]["selectedOptionIndex"],
+        0
+    );
     assert!(!r[1].1 && r[1].2.starts_with("skipped"), "{:?}", r[1]);
 }
 
@@ -533,7 +606,11 @@ async fn a_missing_model_or_host_is_a_clear_error() {
             Approval::Fail,
         )
         .await;
-    assert!(!r.ok && r.content.contains("no agent host"), "{}", r.content);
+    assert!(
+        !r.ok && r.content.contains("no agent host"),
+        "{}",
+        r.content
+    );
     // A host without a model for the profile: the run fails with the config hint, logged.
     let host = Host::attach(
         f.engine.clone(),
@@ -543,10 +620,17 @@ async fn a_missing_model_or_host_is_a_clear_error() {
     let out = host.invoke(prompt(&w.id, "hi")).await.expect("outcome");
     assert_eq!(out.status, "error");
     assert!(out.error.as_deref().unwrap_or("").contains("config.toml"));
-    assert_eq!(f.engine.session(&w.id).expect("s").state, SessionState::Failed);
+    assert_eq!(
+        f.engine.session(&w.id).expect("s").state,
+        SessionState::Failed
+    );
     let mut bad_model = prompt(&w.id, "hi");
     bad_model.model = Some("nope".into());
-    assert!(host.submit(bad_model).unwrap_err().to_string().contains("unknown model"));
+    assert!(host
+        .submit(bad_model)
+        .unwrap_err()
+        .to_string()
+        .contains("unknown model"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -558,7 +642,12 @@ async fn a_turn_cut_by_a_crash_reads_back_as_interrupted_calls() {
         .expect("s")
         .id;
     f.engine
-        .append(&sid, LogRecord::User { text: "draft".into() })
+        .append(
+            &sid,
+            LogRecord::User {
+                text: "draft".into(),
+            },
+        )
         .expect("user");
     f.engine
         .append(
@@ -595,7 +684,10 @@ async fn a_turn_cut_by_a_crash_reads_back_as_interrupted_calls() {
     req.mode = InvokeMode::Continue;
     let out = host.invoke(req).await.expect("continue");
     assert_eq!(out.final_message, "Resumed.");
-    assert!(!f.engine.workspace().root().join("a.md").exists(), "the cut call never ran");
+    assert!(
+        !f.engine.workspace().root().join("a.md").exists(),
+        "the cut call never ran"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -681,5 +773,9 @@ async fn calls_after_one_that_waited_for_approval_are_skipped_for_the_model_to_r
     assert!(!root.join("b.md").exists(), "the second write never ran");
     let r = results(&f.engine, &sid);
     assert!(r[0].1);
-    assert!(!r[1].1 && r[1].2.contains("skipped: write was waiting for the author"), "{:?}", r[1]);
+    assert!(
+        !r[1].1 && r[1].2.contains("skipped: write was waiting for the author"),
+        "{:?}",
+        r[1]
+    );
 }

@@ -156,10 +156,13 @@ async fn report_result_checks_the_output_schema_and_ends_the_run() {
         sid.clone(),
         provider.clone(),
         "draft".into(),
-        RunOptions::new(Approval::Auto {
+        RunOptions::new(
+            Approval::Auto {
                 decision: Decision::Approve,
                 by: "test",
-            }, Default::default()),
+            },
+            Default::default(),
+        ),
     )
     .await
     .unwrap();

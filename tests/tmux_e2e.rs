@@ -1,6 +1,9 @@
 //! End to end with the real binary in a real terminal (tmux): run the demo, approve the
 //! proposed `write`, reject the `edit` with a typed reason, approve the `apply_patch`, quit,
-//! then check the files on disk and the session log.
+//! then check the files on disk and the session log. A second scenario drives the Sessions
+//! pane: a prompt from the composer once the demo's recorded script has played (no model is
+//! configured, and the TUI says so), a new `writer` session from the new-session form, and
+//! the jobs view's empty state.
 //!
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where `.ci/run` installs tmux and a missing tmux is a failure.
@@ -196,4 +199,98 @@ fn demo_approve_reject_approve_then_files_on_disk() {
         "reason missing from the log"
     );
     assert!(log.contains("\"decision\":\"reject\""));
+}
+
+fn skip_without_tmux() -> bool {
+    if tmux_available() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is required under CI (.ci/run installs it)"
+    );
+    eprintln!("skipping: tmux is not installed");
+    true
+}
+
+#[test]
+fn demo_composer_new_session_and_jobs_view() {
+    if skip_without_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let dir: PathBuf = tmp.path().join("hesta");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    let cmd = format!(
+        "NBOOK_HOME='{}' TERM=xterm-256color '{}' demo --dir '{}'; sleep 30",
+        home.display(),
+        bin,
+        dir.display()
+    );
+    let t = Tmux::start(&format!("nbook-e2e-sessions-{}", std::process::id()), &cmd);
+    let long = Duration::from_secs(60);
+
+    // Let the recorded script play: approve its three proposals as they come.
+    t.wait_for("the write request", long, |s| s.contains("flett-watch"));
+    t.keys(&["5"]);
+    for what in ["write", "edit", "patch"] {
+        t.wait_for(&format!("the {what} request"), long, |s| {
+            s.contains("› y approve")
+        });
+        std::thread::sleep(Duration::from_millis(300));
+        t.keys(&["y"]);
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    t.keys(&["4"]);
+    t.wait_for("the demo run to end", long, |s| {
+        s.contains("s1 normal idle") && s.contains("· end")
+    });
+
+    // A prompt from the composer: the recorded script is used up and no model is configured,
+    // so the transcript keeps the prompt and the error says why (and what to configure).
+    t.keys(&["i"]);
+    t.wait_for("the composer", long, |s| s.contains("<Enter> prompt"));
+    t.type_text("Draft the ending of chapter 3.");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the prompt and the error", long, |s| {
+        s.contains("› Draft the ending of chapter 3.") && s.contains("no model for profile")
+    });
+    assert!(s.contains("config.toml"), "{s}");
+
+    // The new-session form: the writer profile, a title; it opens with the composer ready.
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["n"]);
+    t.wait_for("the new-session form", long, |s| s.contains("New session"));
+    t.type_text("wr");
+    t.keys(&["Tab", "Tab"]);
+    t.type_text("Ending");
+    t.keys(&["Enter"]);
+    let s = t.wait_for("the writer session in the list", long, |s| {
+        s.contains("2 writer normal idle") && s.contains("Session 2 · writer")
+    });
+    assert!(s.contains("<Enter> prompt"), "the composer is open: {s}");
+
+    // The jobs view: nothing ran in the background, and it says what would show there.
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["b"]);
+    t.wait_for("the jobs view", long, |s| {
+        s.contains("4 Jobs (0)") && s.contains("No background jobs yet.")
+    });
+    t.keys(&["b"]);
+    t.wait_for("the sessions again", long, |s| s.contains("4 Sessions (2)"));
+
+    t.keys(&["q"]);
+    std::thread::sleep(Duration::from_millis(500));
+    if t.screen().contains("Quit nbook?") {
+        t.keys(&["y"]);
+    }
+    t.wait_for("the program to exit", long, |s| {
+        s.contains("The demo project is at") || !t.alive()
+    });
+    let header = std::fs::read_to_string(dir.join(".nbook/agent/sessions/2.jsonl")).unwrap();
+    assert!(header.contains("\"profile\":\"writer\""), "{header}");
+    assert!(header.contains("\"title\":\"Ending\""), "{header}");
 }

@@ -125,6 +125,10 @@ fn a_bad_user_keymap_shows_in_the_status_bar() {
         size: (80, 24),
         sessions: vec![],
         pending: vec![],
+        inputs: vec![],
+        jobs: vec![],
+        profiles: vec![],
+        models: vec![],
         focus_session: None,
         notices: vec![notice],
     });

@@ -293,7 +293,7 @@ fn resolved_elsewhere_removes_without_sending() {
     app.update(Action::Engine(EngineEvent::ApprovalRequested {
         call: text_call(),
     }));
-    assert_eq!(app.approvals.queue.last().unwrap().call_id, "call-mode");
+    assert_eq!(app.approvals.calls().last().unwrap().call_id, "call-mode");
 }
 
 #[test]

@@ -194,7 +194,10 @@ impl Host {
     }
 
     /// Admit an invocation. The receiver yields the outcome of the run it starts or joins.
-    pub fn submit(&self, req: InvokeRequest) -> Result<oneshot::Receiver<InvokeOutcome>, AdmitError> {
+    pub fn submit(
+        &self,
+        req: InvokeRequest,
+    ) -> Result<oneshot::Receiver<InvokeOutcome>, AdmitError> {
         let text = self.admit_text(&req)?;
         let (tx, rx) = oneshot::channel();
         let sid = req.session_id.clone();
@@ -219,7 +222,8 @@ impl Host {
                     ));
                 }
                 drop(slots);
-                let past = history(&self.engine, &sid).map_err(|e| AdmitError::Invalid(e.to_string()))?;
+                let past =
+                    history(&self.engine, &sid).map_err(|e| AdmitError::Invalid(e.to_string()))?;
                 if past.is_empty() {
                     return Err(AdmitError::Invalid(format!(
                         "session {sid} has nothing to continue yet; use prompt"
@@ -232,7 +236,8 @@ impl Host {
             }
             (Some(_), InvokeMode::Continue) => return Err(AdmitError::Running(sid)),
             (Some(slot), InvokeMode::Steer) => {
-                let text = text.ok_or_else(|| AdmitError::Invalid("steer needs a message".into()))?;
+                let text =
+                    text.ok_or_else(|| AdmitError::Invalid("steer needs a message".into()))?;
                 slot.inbox.push(text);
                 slot.waiters.push(tx);
             }
@@ -274,13 +279,26 @@ impl Host {
         self.spawn_run(req, start, cancel, inbox);
     }
 
-    fn spawn_run(&self, req: InvokeRequest, start: Start, cancel: CancellationToken, inbox: Arc<Inbox>) {
+    fn spawn_run(
+        &self,
+        req: InvokeRequest,
+        start: Start,
+        cancel: CancellationToken,
+        inbox: Arc<Inbox>,
+    ) {
         let Some(me) = self.me.upgrade() else { return };
         self.rt.spawn(async move {
             let sid = req.session_id.clone();
             let began = Instant::now();
             let outcome = match me.provider_for(&sid, req.model.as_deref()) {
                 Err(e) => {
+                    // Keep the author's message: it is part of the transcript even though no
+                    // model could answer it.
+                    if let Start::Prompt(text) = &start {
+                        let _ = me
+                            .engine
+                            .append(&sid, crate::engine::LogRecord::User { text: text.clone() });
+                    }
                     let _ = me.engine.append(
                         &sid,
                         crate::engine::LogRecord::Lifecycle {
@@ -288,7 +306,8 @@ impl Host {
                             message: Some(e.clone()),
                         },
                     );
-                    me.engine.set_state(&sid, crate::engine::SessionState::Failed);
+                    me.engine
+                        .set_state(&sid, crate::engine::SessionState::Failed);
                     failed(&sid, e)
                 }
                 Ok(provider) => {
@@ -304,7 +323,8 @@ impl Host {
                         context_window: provider.context_window(),
                         summarizer,
                     };
-                    let run = run_invocation(me.engine.clone(), sid.clone(), provider, start, opts).await;
+                    let run =
+                        run_invocation(me.engine.clone(), sid.clone(), provider, start, opts).await;
                     to_outcome(&sid, run, began)
                 }
             };
@@ -324,7 +344,9 @@ impl Host {
     fn finished(&self, sid: &str, outcome: InvokeOutcome) {
         let (waiters, next) = {
             let mut slots = self.slots();
-            let Some(slot) = slots.get_mut(sid) else { return };
+            let Some(slot) = slots.get_mut(sid) else {
+                return;
+            };
             let waiters = std::mem::take(&mut slot.waiters);
             slot.children.clear();
             let next = slot.followups.pop_front();
@@ -478,7 +500,9 @@ impl Host {
                 Ok(o) if o.status == "completed" => {
                     Ok(serde_json::to_value(&o).unwrap_or(Value::Null))
                 }
-                Ok(o) => Err(o.error.unwrap_or_else(|| format!("the agent ended {}", o.status))),
+                Ok(o) => Err(o
+                    .error
+                    .unwrap_or_else(|| format!("the agent ended {}", o.status))),
                 Err(_) => Err("the invocation was dropped".into()),
             };
             canceller.abort();

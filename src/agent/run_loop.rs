@@ -190,14 +190,17 @@ pub fn history(engine: &Engine, session_id: &str) -> Result<Vec<Message>, Engine
                 });
             }
             LogRecord::ToolResult {
-                call_id, content, ok, ..
+                call_id,
+                content,
+                ok,
+                ..
             } => {
                 let known = msgs.iter().rev().any(|m| {
                     matches!(m, Message::Assistant { tool_calls, .. } if tool_calls.iter().any(|c| &c.id == call_id))
                 });
-                let seen = msgs.iter().any(
-                    |m| matches!(m, Message::ToolResult { call_id: c, .. } if c == call_id),
-                );
+                let seen = msgs
+                    .iter()
+                    .any(|m| matches!(m, Message::ToolResult { call_id: c, .. } if c == call_id));
                 // Headless `nbook call` results have no assistant message: not model history.
                 if known && !seen {
                     msgs.push(Message::ToolResult {
@@ -234,9 +237,9 @@ fn close_open_calls(msgs: &mut Vec<Message>) {
     let missing: Vec<String> = tool_calls
         .iter()
         .filter(|c| {
-            !msgs[pos..].iter().any(
-                |m| matches!(m, Message::ToolResult { call_id, .. } if *call_id == c.id),
-            )
+            !msgs[pos..]
+                .iter()
+                .any(|m| matches!(m, Message::ToolResult { call_id, .. } if *call_id == c.id))
         })
         .map(|c| c.id.clone())
         .collect();
@@ -303,9 +306,16 @@ pub async fn run_invocation(
         let system = system_prompt(&engine, &session_id);
         let tools = tool_specs(&engine, &session_id);
         if let Some(window) = opts.context_window {
-            messages =
-                compact_if_needed(&engine, &session_id, messages, &system, &tools, window, &opts)
-                    .await?;
+            messages = compact_if_needed(
+                &engine,
+                &session_id,
+                messages,
+                &system,
+                &tools,
+                window,
+                &opts,
+            )
+            .await?;
         }
         let req = ModelRequest {
             system,
@@ -382,9 +392,10 @@ pub async fn run_invocation(
             out.final_text = text;
         }
         if calls.is_empty() {
-            let pending_steer = opts.inbox.as_ref().is_some_and(|i| {
-                !i.steer.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
-            });
+            let pending_steer = opts
+                .inbox
+                .as_ref()
+                .is_some_and(|i| !i.steer.lock().unwrap_or_else(|e| e.into_inner()).is_empty());
             if pending_steer {
                 continue;
             }

@@ -121,7 +121,8 @@ pub enum AgentError {
 
 /// Check a value against a JSON Schema; errors name the JSON Pointer under `prefix`.
 pub fn schema_errors(schema: &Value, value: &Value, prefix: &str) -> Result<(), String> {
-    let validator = jsonschema::validator_for(schema).map_err(|e| format!("invalid schema: {e}"))?;
+    let validator =
+        jsonschema::validator_for(schema).map_err(|e| format!("invalid schema: {e}"))?;
     let errors: Vec<String> = validator
         .iter_errors(value)
         .map(|e| format!("at {prefix}{}: {e}", e.instance_path))
@@ -181,9 +182,11 @@ impl Engine {
             }
         }
         if let Some(schema) = &profile.initial_schema {
-            schema_errors(schema, &initial, "/initial").map_err(|errors| AgentError::BadInitial {
-                profile: profile_key.to_string(),
-                errors,
+            schema_errors(schema, &initial, "/initial").map_err(|errors| {
+                AgentError::BadInitial {
+                    profile: profile_key.to_string(),
+                    errors,
+                }
             })?;
         }
         let title = title

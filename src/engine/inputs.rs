@@ -109,7 +109,10 @@ pub fn check_answers(req: &InputRequest, answers: &[Answer]) -> Result<(), Input
             });
         }
     }
-    if let Some(a) = answers.iter().find(|a| a.question_index >= req.questions.len()) {
+    if let Some(a) = answers
+        .iter()
+        .find(|a| a.question_index >= req.questions.len())
+    {
         return Err(InputError::BadAnswer {
             index: a.question_index + 1,
             why: "there is no such question".into(),

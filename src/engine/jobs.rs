@@ -305,7 +305,11 @@ impl JobStore {
     }
 
     /// The job ended. A job already cancelled stays cancelled whatever its runner reports.
-    pub fn finish(&self, id: &str, outcome: Result<Value, String>) -> Result<JobSnapshot, JobError> {
+    pub fn finish(
+        &self,
+        id: &str,
+        outcome: Result<Value, String>,
+    ) -> Result<JobSnapshot, JobError> {
         let cancelled = self.token(id).is_some_and(|t| t.is_cancelled());
         self.update(id, |r| {
             if r.snapshot.status.is_final() {
@@ -435,10 +439,15 @@ mod tests {
         let store = JobStore::open(dir.path(), true);
         let (a, _) = start(&store, Some("1"));
         let (b, _) = start(&store, Some("1"));
-        store.finish(&b, Ok(serde_json::json!({"ok": true}))).expect("finish");
+        store
+            .finish(&b, Ok(serde_json::json!({"ok": true})))
+            .expect("finish");
         assert!(dir.path().join(format!("{a}.json")).exists());
         let reopened = JobStore::open(dir.path(), true);
-        assert_eq!(reopened.get(&a).expect("a").snapshot.status, JobStatus::Interrupted);
+        assert_eq!(
+            reopened.get(&a).expect("a").snapshot.status,
+            JobStatus::Interrupted
+        );
         let done = reopened.get(&b).expect("b");
         assert_eq!(done.snapshot.status, JobStatus::Completed);
         assert_eq!(done.result, Some(serde_json::json!({"ok": true})));
@@ -452,13 +461,22 @@ mod tests {
         let dir = tempfile::tempdir().expect("tmp");
         let store = JobStore::open(dir.path(), true);
         let (id, token) = start(&store, Some("1"));
-        assert!(matches!(store.cancel(&id, Some("2")), Err(JobError::NotOwner(_))));
+        assert!(matches!(
+            store.cancel(&id, Some("2")),
+            Err(JobError::NotOwner(_))
+        ));
         store.cancel(&id, Some("1")).expect("cancel");
         assert!(token.is_cancelled());
         let snap = store.finish(&id, Ok(Value::Null)).expect("finish");
         assert_eq!(snap.status, JobStatus::Cancelled);
-        assert!(matches!(store.cancel(&id, None), Err(JobError::Finished { .. })));
-        assert!(matches!(store.cancel("job-99", None), Err(JobError::Unknown(_))));
+        assert!(matches!(
+            store.cancel(&id, None),
+            Err(JobError::Finished { .. })
+        ));
+        assert!(matches!(
+            store.cancel("job-99", None),
+            Err(JobError::Unknown(_))
+        ));
         assert_eq!(store.list(Some("1"), Some(JobStatus::Cancelled)).len(), 1);
         assert!(store.list(Some("2"), None).is_empty());
     }

@@ -252,7 +252,8 @@ fn start_background(
             tracing::warn!("bash job {id}: {e}");
         }
     });
-    let details = json!({"jobId": job_id, "command": command, "status": "started", "background": true});
+    let details =
+        json!({"jobId": job_id, "command": command, "status": "started", "background": true});
     Ok(ToolOutput {
         content: details.to_string(),
         details: Some(details),

@@ -73,7 +73,12 @@ impl Tool for CreateAgent {
         let profile = str_arg(args, "profileKey").unwrap_or_default();
         let initial = args.get("initial").cloned().unwrap_or_else(|| json!({}));
         let info = e
-            .create_agent(Some(&ctx.session_id), profile, initial, str_arg(args, "title"))
+            .create_agent(
+                Some(&ctx.session_id),
+                profile,
+                initial,
+                str_arg(args, "title"),
+            )
             .map_err(|err| ToolError::failed(err.to_string()))?;
         let v = json!({"sessionId": info.id, "profileKey": info.profile, "title": info.title});
         Ok(json_out(v.to_string(), v))
@@ -229,7 +234,10 @@ impl Tool for GetAgent {
                     ))
                 })?;
                 let v = serde_json::to_value(a).unwrap_or(Value::Null);
-                Ok(json_out(serde_json::to_string_pretty(&v).unwrap_or_default(), v))
+                Ok(json_out(
+                    serde_json::to_string_pretty(&v).unwrap_or_default(),
+                    v,
+                ))
             }
         }
     }
@@ -322,10 +330,9 @@ impl Tool for RequestUserInput {
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
-        let questions: Vec<Question> = serde_json::from_value(
-            args.get("questions").cloned().unwrap_or(Value::Null),
-        )
-        .map_err(|err| ToolError::failed(format!("questions: {err}")))?;
+        let questions: Vec<Question> =
+            serde_json::from_value(args.get("questions").cloned().unwrap_or(Value::Null))
+                .map_err(|err| ToolError::failed(format!("questions: {err}")))?;
         let title = questions
             .first()
             .map(|q| q.header.clone().unwrap_or_else(|| q.question.clone()))

@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
+use crate::engine::agents::{InvokeMode, InvokeOutcome};
+use crate::engine::inputs::{Answer, InputRequest};
+use crate::engine::jobs::JobSnapshot;
 use crate::engine::{Decision, EngineEvent, LogLine, Mode, PendingCall, SessionInfo};
 
 use super::files::finder::FinderMatch;
@@ -98,6 +101,23 @@ commands! {
     WorldTrack = "world_track": "World: show the slices that touched the selected subject, with their patches",
     WorldDiff = "world_diff": "World: show what changed in the selected subject from A to the cursor",
     WorldIssues = "world_issues": "World: show every subject's issues at the cursor, with explanations",
+    Compose = "compose": "Sessions: write to the selected session (a prompt when it is idle, a steer when it runs)",
+    NewSession = "new_session": "Sessions: start a new session (profile, model, title)",
+    CancelRun = "cancel_run": "Sessions: stop the selected session's run, its queued follow-ups and the agents it waits on",
+    ToggleJobs = "toggle_jobs": "Sessions: switch between the session list and the background jobs",
+    OpenTranscript = "open_transcript": "Sessions: move into the transcript to select and expand tool calls",
+    CancelJob = "cancel_job": "Jobs: cancel the selected background job",
+    JobSession = "job_session": "Jobs: go to the job's session (the agent it runs, else its owner)",
+    ToggleEntry = "toggle_entry": "Transcript: expand / collapse the selected tool call (arguments and full result)",
+    LeaveTranscript = "leave_transcript": "Transcript: back to the session list",
+    Send = "send": "Composer: send (a prompt when the session is idle, a steer when it runs)",
+    SendFollowup = "send_followup": "Composer: send as a follow-up (runs after the current run ends)",
+    Newline = "newline": "Composer: insert a new line",
+    LeaveComposer = "leave_composer": "Composer: leave it (the draft is kept)",
+    NextField = "next_field": "Form: next question / field",
+    PrevField = "prev_field": "Form: previous question / field",
+    ToggleOption = "toggle_option": "Form: pick the option under the cursor (toggle it in a multi-choice question)",
+    SkipQuestion = "skip_question": "Form: skip this question (again: answer it after all)",
 }
 
 impl Command {
@@ -122,9 +142,55 @@ impl Command {
     pub fn is_world(self) -> bool {
         self.name().starts_with("world_")
     }
+
+    /// Commands of the Sessions pane (run from the palette they focus it first).
+    pub fn is_sessions(self) -> bool {
+        matches!(
+            self,
+            Command::Compose
+                | Command::NewSession
+                | Command::CancelRun
+                | Command::ToggleJobs
+                | Command::OpenTranscript
+                | Command::CancelJob
+                | Command::JobSession
+        )
+    }
+
+    /// Commands that only mean something inside a text field, a form or the transcript
+    /// cursor; the palette leaves them out.
+    pub fn is_contextual(self) -> bool {
+        matches!(
+            self,
+            Command::Accept
+                | Command::Submit
+                | Command::Cancel
+                | Command::Confirm
+                | Command::PrevItem
+                | Command::NextItem
+                | Command::ToggleEntry
+                | Command::LeaveTranscript
+                | Command::Send
+                | Command::SendFollowup
+                | Command::Newline
+                | Command::LeaveComposer
+                | Command::NextField
+                | Command::PrevField
+                | Command::ToggleOption
+                | Command::SkipQuestion
+        )
+    }
 }
 
 pub type Ticket = u64;
+
+/// Why the engine refused answers: `stays` means the question is still waiting (a bad
+/// answer); otherwise it is gone (answered elsewhere, or its run was cancelled).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AnswerRefusal {
+    pub message: String,
+    pub stays: bool,
+}
 
 /// Everything that can change the UI state. `AppState::update` is the only consumer.
 #[derive(Debug)]
@@ -141,8 +207,35 @@ pub enum Action {
     /// The engine's event stream lagged: the runtime re-read the queue and the sessions.
     Resync {
         pending: Vec<PendingCall>,
+        inputs: Vec<InputRequest>,
         sessions: Vec<SessionInfo>,
     },
+    /// A background job started or changed (progress, status).
+    Job(JobSnapshot),
+    /// The job stream lagged: every job as the store lists it now.
+    JobsResync(Vec<JobSnapshot>),
+    /// A message from the composer was admitted (`Ok`) or refused by the agent host.
+    InvokeAdmitted {
+        session_id: String,
+        text: String,
+        mode: InvokeMode,
+        result: Result<(), String>,
+    },
+    /// The run a composer message started or joined ended.
+    InvokeFinished {
+        session_id: String,
+        text: String,
+        outcome: InvokeOutcome,
+    },
+    /// A session asked for from the new-session form was created (or refused).
+    SessionCreated(Result<SessionInfo, String>),
+    /// The engine took the answers (`Ok`) or refused them with a reason (the question stays).
+    AnswerChecked {
+        id: String,
+        result: Result<(), AnswerRefusal>,
+    },
+    /// A short note from an effect (a cancel that found nothing running…).
+    Notice(String),
     DirLoaded {
         ticket: Ticket,
         dir: String,
@@ -205,6 +298,31 @@ pub enum Effect {
     SetMode {
         session_id: String,
         mode: Mode,
+    },
+    /// Send a message to a session through the agent host (the model key stored in the
+    /// session's `ui.model` state goes with it).
+    Invoke {
+        session_id: String,
+        text: String,
+        mode: InvokeMode,
+    },
+    /// Cancel a session's run (and its follow-ups, questions and the agents it waits on).
+    CancelRun {
+        session_id: String,
+    },
+    CreateSession {
+        profile: String,
+        /// A key of config.toml's `[models]`; `None` uses the profile's default.
+        model: Option<String>,
+        title: String,
+        mode: Mode,
+    },
+    AnswerInput {
+        id: String,
+        answers: Vec<Answer>,
+    },
+    CancelJob {
+        job_id: String,
     },
     LoadDir {
         ticket: Ticket,

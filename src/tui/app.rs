@@ -1,7 +1,7 @@
 //! `AppState`: the whole UI model (focus, overlays, pane states, status line) and the single
 //! entry point that changes it, [`AppState::update`]. Keys are resolved to commands here
 //! through the keymap for the current context; the pane-specific halves of `update` live in
-//! `update_files`, `update_approvals` and `update_panes`.
+//! `update_files`, `update_approvals`, `update_panes`, `update_sessions` and `update_forms`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,14 +12,17 @@ use super::action::{Action, Command, Effect, Ticket};
 use super::approvals::ApprovalsState;
 use super::clock::Clock;
 use super::files::FilesState;
+use super::forms::ProfileChoice;
 use super::input::Overlay;
 use super::keymap::{Context, Keymap};
 use super::keys::Key;
-use super::sessions::SessionsState;
+use super::sessions::{JobsList, SessionsState};
 use super::story::StoryState;
 use super::theme::Theme;
 use super::view::layout::{regions, Regions};
 use super::world::WorldState;
+use crate::engine::inputs::InputRequest;
+use crate::engine::jobs::JobSnapshot;
 use crate::engine::{PendingCall, SessionInfo, SessionState};
 
 /// Approval keys are ignored this long after the last keystroke in a text input.
@@ -102,6 +105,14 @@ pub struct AppInit {
     pub size: (u16, u16),
     pub sessions: Vec<SessionInfo>,
     pub pending: Vec<PendingCall>,
+    /// Questions waiting for the author (shown in the Approvals pane beside the calls).
+    pub inputs: Vec<InputRequest>,
+    /// Background jobs as the job store lists them.
+    pub jobs: Vec<JobSnapshot>,
+    /// Profiles a new session may use (system-only ones left out).
+    pub profiles: Vec<ProfileChoice>,
+    /// Model keys from config.toml's `[models]`.
+    pub models: Vec<String>,
     pub focus_session: Option<String>,
     /// Problems found while starting (keymap or theme file errors), shown in the status bar.
     pub notices: Vec<String>,
@@ -122,6 +133,8 @@ pub struct AppState {
     pub world: WorldState,
     pub status: Option<StatusMsg>,
     pub notices: Vec<String>,
+    pub profiles: Vec<ProfileChoice>,
+    pub models: Vec<String>,
     /// Last keystroke into a text input (for the typing guard).
     pub last_typed: Option<Instant>,
     pub wall_now: time::OffsetDateTime,
@@ -148,14 +161,15 @@ impl AppState {
             world: WorldState::default(),
             status: None,
             notices: init.notices,
+            profiles: init.profiles,
+            models: init.models,
             last_typed: None,
             wall_now,
             redraw: true,
             next_ticket: 0,
         };
-        for call in init.pending {
-            app.approvals.push(call);
-        }
+        app.approvals.replace_all(init.pending, init.inputs);
+        app.sessions.jobs = JobsList::new(init.jobs);
         if let Some(id) = init.focus_session {
             if app.sessions.select_id(&id) {
                 app.focus = Pane::Sessions;
@@ -217,8 +231,8 @@ impl AppState {
     /// the Approvals pane is focused, else the Sessions pane's selection.
     pub fn focused_session(&self) -> Option<&SessionInfo> {
         if self.focus == Pane::Approvals {
-            if let Some(call) = self.approvals.selected_call() {
-                if let Some(s) = self.sessions.get(&call.session_id) {
+            if let Some(item) = self.approvals.selected_item() {
+                if let Some(s) = self.sessions.get(item.session_id()) {
                     return Some(s);
                 }
             }
@@ -229,11 +243,38 @@ impl AppState {
     /// Where keys are looked up, most specific first.
     pub fn contexts(&self) -> Vec<Context> {
         match &self.overlay {
+            Some(o) if o.is_form() => vec![Context::Form],
             Some(o) if o.has_text_input() => vec![Context::Input],
             Some(Overlay::Detail { .. }) => vec![Context::Approvals, Context::Overlay],
             Some(_) => vec![Context::Overlay],
-            None => vec![self.focus.context(), Context::Global],
+            None => self.pane_contexts(),
         }
+    }
+
+    /// Where keys are looked up when no overlay is open (help lists these first).
+    pub fn pane_contexts(&self) -> Vec<Context> {
+        if self.focus != Pane::Sessions {
+            return vec![self.focus.context(), Context::Global];
+        }
+        if self.sessions.composing {
+            return vec![Context::Composer];
+        }
+        let mut v = Vec::new();
+        if self.sessions.view == super::sessions::SessionsView::Jobs {
+            v.push(Context::Jobs);
+        } else if self.sessions.in_transcript {
+            v.push(Context::Transcript);
+        }
+        v.extend([Context::Sessions, Context::Global]);
+        v
+    }
+
+    /// True when unbound keys type text (a text field, a form, the composer).
+    fn typing(contexts: &[Context]) -> bool {
+        matches!(
+            contexts,
+            [Context::Input] | [Context::Form] | [Context::Composer]
+        )
     }
 
     /// Resolve a key through the keymap and apply it. Only presses count.
@@ -246,7 +287,7 @@ impl AppState {
         let cmd = contexts.iter().find_map(|ctx| self.keymap.lookup(*ctx, k));
         match cmd {
             Some(cmd) => self.update(Action::Cmd(cmd)),
-            None if contexts == [Context::Input] => self.update(Action::Text(key)),
+            None if Self::typing(&contexts) => self.update(Action::Text(key)),
             None => Vec::new(),
         }
     }
@@ -269,9 +310,35 @@ impl AppState {
             }
             Action::Tick => self.tick(),
             Action::Engine(ev) => self.engine_event(ev),
-            Action::Resync { pending, sessions } => {
-                self.approvals.replace_all(pending);
+            Action::Resync {
+                pending,
+                inputs,
+                sessions,
+            } => {
+                self.approvals.replace_all(pending, inputs);
                 self.sessions.replace_all(sessions);
+                Vec::new()
+            }
+            Action::Job(snap) => self.job_changed(snap),
+            Action::JobsResync(list) => {
+                self.sessions.jobs.replace_all(list);
+                Vec::new()
+            }
+            Action::InvokeAdmitted {
+                session_id,
+                text,
+                mode,
+                result,
+            } => self.invoke_admitted(session_id, text, mode, result),
+            Action::InvokeFinished {
+                session_id,
+                text,
+                outcome,
+            } => self.invoke_finished(session_id, text, outcome),
+            Action::SessionCreated(result) => self.session_created(result),
+            Action::AnswerChecked { id, result } => self.answer_checked(id, result),
+            Action::Notice(msg) => {
+                self.info(msg);
                 Vec::new()
             }
             Action::DirLoaded {
@@ -304,8 +371,8 @@ impl AppState {
 
     fn tick(&mut self) -> Vec<Effect> {
         self.wall_now = self.clock.wall();
-        if !self.approvals.is_empty() {
-            self.redraw = true; // ages move
+        if !self.approvals.is_empty() || self.sessions.jobs.running() > 0 {
+            self.redraw = true; // ages and elapsed times move
         }
         if let Some(msg) = &self.status {
             if msg.until.is_some_and(|u| self.now() >= u) {
@@ -334,6 +401,9 @@ impl AppState {
 
     fn focus_pane(&mut self, pane: Pane) -> Vec<Effect> {
         self.focus = pane;
+        if pane != Pane::Sessions {
+            self.sessions.composing = false;
+        }
         match pane {
             Pane::Story => {
                 let mut fx = Vec::new();
@@ -367,16 +437,31 @@ impl AppState {
         if busy > 0 {
             out.push(format!("{busy} session(s) are running; they will stop."));
         }
-        let pending = self.approvals.len();
+        let pending = self.approvals.call_count();
         if pending > 0 {
             out.push(format!(
                 "{pending} call(s) wait for approval; they will be recorded as interrupted and not run."
+            ));
+        }
+        let questions = self.approvals.question_count();
+        if questions > 0 {
+            out.push(format!(
+                "{questions} question(s) wait for an answer; they will be withdrawn."
+            ));
+        }
+        let jobs = self.sessions.jobs.running();
+        if jobs > 0 {
+            out.push(format!(
+                "{jobs} background job(s) are running; they will be recorded as interrupted."
             ));
         }
         out
     }
 
     fn command(&mut self, cmd: Command) -> Vec<Effect> {
+        if self.overlay.as_ref().is_some_and(Overlay::is_form) {
+            return self.form_command(cmd);
+        }
         if self.overlay.is_some() {
             return self.overlay_command(cmd);
         }
@@ -423,6 +508,11 @@ impl AppState {
             }
             c if c.is_story() && self.focus != Pane::Story => {
                 let mut fx = self.focus_pane(Pane::Story);
+                fx.extend(self.pane_command(c));
+                fx
+            }
+            c if c.is_sessions() && self.focus != Pane::Sessions => {
+                let mut fx = self.focus_pane(Pane::Sessions);
                 fx.extend(self.pane_command(c));
                 fx
             }

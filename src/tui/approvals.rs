@@ -1,69 +1,181 @@
-//! The Approvals pane's model: the FIFO of pending calls as the engine reported them, the
-//! selection, and small labels (what a call targets, how long it has waited) shared by the
-//! list, the preview, the receipts and the status bar.
+//! The Approvals pane's model: one FIFO of everything waiting for the author — pending calls
+//! and questions (`request_user_input` forms, workflow `wf.ask` prompts) — in the order they
+//! arrived, the selection, and small labels (what a call targets, how long it has waited)
+//! shared by the list, the preview, the receipts and the status bar.
 
+use crate::engine::inputs::InputRequest;
 use crate::engine::{PendingCall, PreviewBody};
+
+/// One row of the Approvals pane.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Waiting {
+    Call(PendingCall),
+    Question(InputRequest),
+}
+
+impl Waiting {
+    pub fn id(&self) -> &str {
+        match self {
+            Waiting::Call(c) => &c.call_id,
+            Waiting::Question(q) => &q.id,
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        match self {
+            Waiting::Call(c) => &c.session_id,
+            Waiting::Question(q) => &q.session_id,
+        }
+    }
+
+    pub fn requested_at(&self) -> &str {
+        match self {
+            Waiting::Call(c) => &c.requested_at,
+            Waiting::Question(q) => &q.requested_at,
+        }
+    }
+}
 
 #[derive(Debug, Default)]
 pub struct ApprovalsState {
-    /// Oldest first, as the engine queues them.
-    pub queue: Vec<PendingCall>,
+    /// Oldest first, as they arrived (calls and questions interleaved).
+    pub items: Vec<Waiting>,
     pub selected: usize,
     pub offset: usize,
     pub preview_scroll: usize,
 }
 
 impl ApprovalsState {
+    /// Everything waiting: calls and questions.
     pub fn len(&self) -> usize {
-        self.queue.len()
+        self.items.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+        self.items.is_empty()
+    }
+
+    pub fn calls(&self) -> impl Iterator<Item = &PendingCall> {
+        self.items.iter().filter_map(|w| match w {
+            Waiting::Call(c) => Some(c),
+            Waiting::Question(_) => None,
+        })
+    }
+
+    pub fn questions(&self) -> impl Iterator<Item = &InputRequest> {
+        self.items.iter().filter_map(|w| match w {
+            Waiting::Question(q) => Some(q),
+            Waiting::Call(_) => None,
+        })
+    }
+
+    pub fn call_count(&self) -> usize {
+        self.calls().count()
+    }
+
+    pub fn question_count(&self) -> usize {
+        self.questions().count()
+    }
+
+    fn add(&mut self, item: Waiting) {
+        if !self.items.iter().any(|w| w.id() == item.id()) {
+            self.items.push(item);
+        }
     }
 
     /// Add a call at the end unless it is already queued.
     pub fn push(&mut self, call: PendingCall) {
-        if !self.queue.iter().any(|c| c.call_id == call.call_id) {
-            self.queue.push(call);
-        }
+        self.add(Waiting::Call(call));
     }
 
-    /// Remove a call; the selection stays on the same row (the next call moves up).
-    pub fn remove(&mut self, call_id: &str) -> Option<PendingCall> {
-        let pos = self.queue.iter().position(|c| c.call_id == call_id)?;
-        let call = self.queue.remove(pos);
+    /// Add a question at the end unless it is already listed.
+    pub fn push_question(&mut self, q: InputRequest) {
+        self.add(Waiting::Question(q));
+    }
+
+    fn remove_at(&mut self, pos: usize) -> Waiting {
+        let item = self.items.remove(pos);
         if pos < self.selected {
             self.selected -= 1;
         }
         if pos == self.selected {
             self.preview_scroll = 0;
         }
-        self.selected = self.selected.min(self.queue.len().saturating_sub(1));
-        Some(call)
+        self.selected = self.selected.min(self.items.len().saturating_sub(1));
+        item
     }
 
-    pub fn replace_all(&mut self, calls: Vec<PendingCall>) {
-        let keep = self.selected_call().map(|c| c.call_id.clone());
-        self.queue.clear();
-        for c in calls {
-            self.push(c);
+    /// Remove a call; the selection stays on the same row (the next item moves up).
+    pub fn remove(&mut self, call_id: &str) -> Option<PendingCall> {
+        let pos = self
+            .items
+            .iter()
+            .position(|w| matches!(w, Waiting::Call(c) if c.call_id == call_id))?;
+        match self.remove_at(pos) {
+            Waiting::Call(c) => Some(c),
+            Waiting::Question(_) => None,
+        }
+    }
+
+    /// Remove a question (answered, withdrawn).
+    pub fn remove_question(&mut self, id: &str) -> Option<InputRequest> {
+        let pos = self
+            .items
+            .iter()
+            .position(|w| matches!(w, Waiting::Question(q) if q.id == id))?;
+        match self.remove_at(pos) {
+            Waiting::Question(q) => Some(q),
+            Waiting::Call(_) => None,
+        }
+    }
+
+    /// Replace everything (after a resync): calls and questions merged by request time.
+    pub fn replace_all(&mut self, calls: Vec<PendingCall>, questions: Vec<InputRequest>) {
+        let keep = self.items.get(self.selected).map(|w| w.id().to_string());
+        self.items.clear();
+        let mut all: Vec<Waiting> = calls
+            .into_iter()
+            .map(Waiting::Call)
+            .chain(questions.into_iter().map(Waiting::Question))
+            .collect();
+        // Stable: calls keep their queue order among equal times.
+        all.sort_by(|a, b| a.requested_at().cmp(b.requested_at()));
+        for w in all {
+            self.add(w);
         }
         self.selected = keep
-            .and_then(|id| self.queue.iter().position(|c| c.call_id == id))
+            .and_then(|id| self.items.iter().position(|w| w.id() == id))
             .unwrap_or(0);
     }
 
+    pub fn selected_item(&self) -> Option<&Waiting> {
+        self.items.get(self.selected)
+    }
+
     pub fn selected_call(&self) -> Option<&PendingCall> {
-        self.queue.get(self.selected)
+        match self.items.get(self.selected) {
+            Some(Waiting::Call(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn selected_question(&self) -> Option<&InputRequest> {
+        match self.items.get(self.selected) {
+            Some(Waiting::Question(q)) => Some(q),
+            _ => None,
+        }
     }
 
     pub fn get(&self, call_id: &str) -> Option<&PendingCall> {
-        self.queue.iter().find(|c| c.call_id == call_id)
+        self.calls().find(|c| c.call_id == call_id)
+    }
+
+    pub fn get_question(&self, id: &str) -> Option<&InputRequest> {
+        self.questions().find(|q| q.id == id)
     }
 
     pub fn move_by(&mut self, delta: isize) {
-        let last = self.queue.len().saturating_sub(1);
+        let last = self.items.len().saturating_sub(1);
         let next = self.selected.saturating_add_signed(delta).min(last);
         if next != self.selected {
             self.selected = next;

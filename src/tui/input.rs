@@ -1,6 +1,7 @@
 //! Overlays (help, palette, finder, confirm-quit, reject reason, argument editor, approval
-//! detail) and the text fields inside them (tui-textarea). Keys reach a text field only when
-//! no `[input]` binding claims them; every keystroke there arms the approval typing guard.
+//! detail, the answer and new-session forms) and the text fields inside them (tui-textarea).
+//! Keys reach a text field only when no `[input]` (or `[form]`, `[composer]`) binding claims
+//! them; every keystroke there arms the approval typing guard.
 
 use tui_textarea::TextArea;
 
@@ -48,6 +49,10 @@ pub enum Overlay {
     Story(Box<super::story::overlay::StoryOverlay>),
     /// The World pane's jump-to-time prompt.
     World(Box<super::world::overlay::WorldOverlay>),
+    /// Answering a question from an agent or a workflow.
+    Answer(Box<super::forms::AnswerForm>),
+    /// Starting a session: profile, model, title.
+    NewSession(Box<super::forms::NewSessionForm>),
 }
 
 impl std::fmt::Debug for Overlay {
@@ -68,7 +73,14 @@ impl Overlay {
             Overlay::Detail { .. } => "detail",
             Overlay::Story(o) => o.name(),
             Overlay::World(o) => o.name(),
+            Overlay::Answer(_) => "answer",
+            Overlay::NewSession(_) => "new_session",
         }
+    }
+
+    /// Forms take keys from `[form]`; other keys type into their focused text field.
+    pub fn is_form(&self) -> bool {
+        matches!(self, Overlay::Answer(_) | Overlay::NewSession(_))
     }
 
     pub fn has_text_input(&self) -> bool {
@@ -123,6 +135,14 @@ pub fn editor(text: &str) -> TextArea<'static> {
     t.set_line_number_style(
         ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::DIM),
     );
+    t
+}
+
+/// The composer: a multi-line message editor with a placeholder.
+pub fn composer(placeholder: &str) -> TextArea<'static> {
+    let mut t = TextArea::default();
+    t.set_placeholder_text(placeholder.to_string());
+    t.set_cursor_line_style(ratatui::style::Style::default());
     t
 }
 

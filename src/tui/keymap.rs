@@ -14,7 +14,10 @@ use super::keys::Key;
 
 pub const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
 
-/// Where a key is looked up. Overlays with a text input use `Input`; other overlays `Overlay`.
+/// Where a key is looked up. Overlays with a text input use `Input`; the question and
+/// new-session forms use `Form`; other overlays `Overlay`. Inside the Sessions pane the
+/// transcript cursor (`Transcript`) and the jobs view (`Jobs`) come before `Sessions`, and the
+/// composer has its own section (`Composer`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Context {
     Global,
@@ -25,10 +28,14 @@ pub enum Context {
     Approvals,
     Input,
     Overlay,
+    Transcript,
+    Jobs,
+    Composer,
+    Form,
 }
 
 impl Context {
-    pub const ALL: [Context; 8] = [
+    pub const ALL: [Context; 12] = [
         Context::Global,
         Context::Files,
         Context::Story,
@@ -37,6 +44,10 @@ impl Context {
         Context::Approvals,
         Context::Input,
         Context::Overlay,
+        Context::Transcript,
+        Context::Jobs,
+        Context::Composer,
+        Context::Form,
     ];
 
     pub fn name(self) -> &'static str {
@@ -49,6 +60,10 @@ impl Context {
             Context::Approvals => "approvals",
             Context::Input => "input",
             Context::Overlay => "overlay",
+            Context::Transcript => "transcript",
+            Context::Jobs => "jobs",
+            Context::Composer => "composer",
+            Context::Form => "form",
         }
     }
 
@@ -81,7 +96,7 @@ impl std::error::Error for KeymapError {}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Keymap {
-    sections: [Vec<Binding>; 8],
+    sections: [Vec<Binding>; 12],
 }
 
 #[derive(Deserialize)]
@@ -95,6 +110,10 @@ struct FileDe {
     approvals: Option<SectionDe>,
     input: Option<SectionDe>,
     overlay: Option<SectionDe>,
+    transcript: Option<SectionDe>,
+    jobs: Option<SectionDe>,
+    composer: Option<SectionDe>,
+    form: Option<SectionDe>,
 }
 
 #[derive(Deserialize)]
@@ -149,6 +168,10 @@ impl Keymap {
             (Context::Approvals, de.approvals),
             (Context::Input, de.input),
             (Context::Overlay, de.overlay),
+            (Context::Transcript, de.transcript),
+            (Context::Jobs, de.jobs),
+            (Context::Composer, de.composer),
+            (Context::Form, de.form),
         ];
         for (ctx, section) in sections {
             let Some(section) = section else { continue };

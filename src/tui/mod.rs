@@ -8,6 +8,7 @@ pub mod app;
 pub mod approvals;
 pub mod clock;
 pub mod files;
+pub mod forms;
 pub mod input;
 pub mod jobs;
 pub mod keymap;
@@ -19,8 +20,10 @@ pub mod terminal;
 pub mod theme;
 mod update_approvals;
 mod update_files;
+mod update_forms;
 mod update_overlay;
 mod update_panes;
+mod update_sessions;
 pub mod view;
 pub mod world;
 
@@ -70,6 +73,16 @@ pub fn build_app(
     for e in engine.profile_errors() {
         notices.push(format!("profile: {e}"));
     }
+    let profiles = engine
+        .profiles()
+        .iter()
+        .filter(|p| p.creation != crate::engine::profiles::Creation::SystemOnly)
+        .map(|p| forms::ProfileChoice {
+            key: p.key.clone(),
+            name: p.name.clone(),
+            description: p.description.clone(),
+        })
+        .collect();
     AppState::new(AppInit {
         title: engine.workspace().title(),
         keymap,
@@ -78,6 +91,10 @@ pub fn build_app(
         size,
         sessions: engine.sessions(),
         pending: engine.pending(),
+        inputs: engine.pending_inputs(),
+        jobs: engine.jobs().list(None, None),
+        profiles,
+        models: engine.config().models.keys().cloned().collect(),
         focus_session,
         notices,
     })
@@ -91,13 +108,19 @@ pub async fn run(engine: Arc<Engine>, opts: TuiOptions) -> Result<(), TuiError> 
     let size = term.size()?;
     // Subscribe before reading the queue so no request is missed (duplicates are dropped).
     let sub = engine.subscribe();
+    let jobs_sub = engine.jobs().subscribe();
     let app = build_app(
         &engine,
         &opts.dirs,
         opts.focus_session,
         (size.width, size.height),
     );
-    let result = runtime::run_loop(engine, sub, app, &mut term, started).await;
+    let sources = runtime::Sources {
+        events: sub,
+        jobs: jobs_sub,
+        host: Some(opts.host),
+    };
+    let result = runtime::run_loop(engine, sources, app, &mut term, started).await;
     drop(guard);
     result
 }

@@ -2,7 +2,9 @@
 //! one channel; each wake-up drains everything pending, applies it through `AppState`, runs
 //! the effects, and draws at most once per frame (≤ 60 fps) and only if something changed.
 //! Effects that block (files, database, logs) run on the blocking pool and come back as
-//! ticketed actions.
+//! ticketed actions. Messages to agents go through the agent host without blocking; the end
+//! of the run they start comes back as an action too. Background jobs are forwarded from the
+//! job store's broadcast like engine events.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -24,7 +26,14 @@ use super::terminal::Term;
 use super::view::view;
 use super::world::jobs as world_jobs;
 use super::TuiError;
+use crate::agent::host::Host;
+use crate::engine::agents::InvokeRequest;
+use crate::engine::inputs::InputError;
+use crate::engine::jobs::JobSnapshot;
 use crate::engine::{Decision, Engine, EngineEvent};
+
+use super::action::AnswerRefusal;
+use super::sessions::MODEL_STATE_KEY;
 
 /// One frame at 60 fps.
 pub const FRAME: Duration = Duration::from_micros(16_667);
@@ -48,6 +57,9 @@ pub struct Executor {
     pub db: PathBuf,
     /// The session author edits from the Story pane are logged to (opened on the first).
     pub author_session: Arc<Mutex<Option<String>>>,
+    /// Runs the agents the author prompts, steers and cancels (absent in tests and benches
+    /// that only load data: those effects then say so).
+    pub host: Option<Arc<Host>>,
 }
 
 impl Executor {
@@ -60,6 +72,65 @@ impl Executor {
             root,
             db,
             author_session: Arc::default(),
+            host: None,
+        }
+    }
+
+    pub fn with_host(mut self, host: Option<Arc<Host>>) -> Executor {
+        self.host = host;
+        self
+    }
+
+    fn host(&self) -> Result<&Arc<Host>, String> {
+        self.host
+            .as_ref()
+            .ok_or_else(|| "no agent host runs in this view".to_string())
+    }
+
+    /// The model chosen for a session in the new-session form (`ui.model`), if any.
+    pub fn session_model(&self, session_id: &str) -> Option<String> {
+        self.engine
+            .session_state(session_id)
+            .get(MODEL_STATE_KEY)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    }
+
+    fn invoke(&self, session_id: String, text: String, mode: crate::engine::agents::InvokeMode) {
+        let admitted = |result| Action::InvokeAdmitted {
+            session_id: session_id.clone(),
+            text: text.clone(),
+            mode,
+            result,
+        };
+        let host = match self.host() {
+            Ok(h) => h,
+            Err(e) => return self.send(admitted(Err(e))),
+        };
+        let req = InvokeRequest {
+            caller: None,
+            session_id: session_id.clone(),
+            message: Some(text.clone()),
+            input: None,
+            mode,
+            model: self.session_model(&session_id),
+            origin_call_id: None,
+        };
+        match host.submit(req) {
+            Err(e) => self.send(admitted(Err(e.to_string()))),
+            Ok(rx) => {
+                self.send(admitted(Ok(())));
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    if let Ok(outcome) = rx.await {
+                        let _ = tx.send(Msg::Action(Box::new(Action::InvokeFinished {
+                            session_id,
+                            text,
+                            outcome,
+                        })));
+                    }
+                });
+            }
         }
     }
 
@@ -106,6 +177,58 @@ impl Executor {
                     },
                 )
             }
+            Effect::Invoke {
+                session_id,
+                text,
+                mode,
+            } => self.invoke(session_id, text, mode),
+            Effect::CancelRun { session_id } => match self.host() {
+                Ok(h) => {
+                    if !h.cancel(&session_id) {
+                        self.send(Action::Notice(format!(
+                            "Session {session_id} had no run to cancel (it may have just ended)."
+                        )));
+                    }
+                }
+                Err(e) => self.send(Action::EffectFailed(format!("Not cancelled: {e}"))),
+            },
+            Effect::CreateSession {
+                profile,
+                model,
+                title,
+                mode,
+            } => self.blocking(move |x| {
+                let created = x
+                    .engine
+                    .create_session(&profile, mode, &title, None)
+                    .map_err(|e| e.to_string());
+                let result = created.and_then(|info| match model {
+                    Some(m) => x
+                        .engine
+                        .set_session_state(&info.id, vec![(MODEL_STATE_KEY.into(), m.into())])
+                        .map(|()| info)
+                        .map_err(|e| format!("created, but the model was not stored: {e}")),
+                    None => Ok(info),
+                });
+                Action::SessionCreated(result)
+            }),
+            Effect::AnswerInput { id, answers } => {
+                let result = self.engine.answer_input(&id, answers).map_err(|e| {
+                    let stays = matches!(e, InputError::BadAnswer { .. });
+                    AnswerRefusal {
+                        message: e.to_string(),
+                        stays,
+                    }
+                });
+                self.send(Action::AnswerChecked { id, result });
+            }
+            Effect::CancelJob { job_id } => match self.engine.jobs().cancel(&job_id, None) {
+                Ok(snap) => self.send(Action::Notice(format!(
+                    "Cancel sent to job {job_id} ({}); it stops at its next checkpoint.",
+                    snap.title
+                ))),
+                Err(e) => self.send(Action::EffectFailed(format!("Job {job_id}: {e}"))),
+            },
             Effect::LoadDir { ticket, dir } => self.blocking(move |x| {
                 let result = jobs::list_dir(&x.root, &dir);
                 Action::DirLoaded {
@@ -164,8 +287,18 @@ impl Executor {
     }
 }
 
+/// What the loop listens to besides the terminal.
+pub struct Sources {
+    /// Subscribed before the app read the engine's queue, so no request falls in between.
+    pub events: broadcast::Receiver<EngineEvent>,
+    /// Subscribed before the app read the job list.
+    pub jobs: broadcast::Receiver<JobSnapshot>,
+    pub host: Option<Arc<Host>>,
+}
+
 fn spawn_sources(
     mut sub: broadcast::Receiver<EngineEvent>,
+    mut jobs: broadcast::Receiver<JobSnapshot>,
     tx: &UnboundedSender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let mut tasks = Vec::new();
@@ -196,6 +329,22 @@ fn spawn_sources(
                 Ok(ev) => Msg::Action(Box::new(Action::Engine(ev))),
                 Err(RecvError::Lagged(n)) => {
                     tracing::warn!("UI lagged {n} engine events; resyncing");
+                    Msg::Lagged
+                }
+                Err(RecvError::Closed) => break,
+            };
+            if t.send(msg).is_err() {
+                break;
+            }
+        }
+    }));
+    let t = tx.clone();
+    tasks.push(tokio::spawn(async move {
+        loop {
+            let msg = match jobs.recv().await {
+                Ok(snap) => Msg::Action(Box::new(Action::Job(snap))),
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!("UI lagged {n} job updates; resyncing");
                     Msg::Lagged
                 }
                 Err(RecvError::Closed) => break,
@@ -244,18 +393,18 @@ fn draw(term: &mut Term, app: &AppState) -> Result<(), TuiError> {
     Ok(())
 }
 
-/// Run the UI until the author quits. `sub` must have been subscribed before `app` read the
-/// engine's queue, so no approval request falls in between.
+/// Run the UI until the author quits. The subscriptions in `sources` must have been made
+/// before `app` read the engine's queue and job list, so nothing falls in between.
 pub async fn run_loop(
     engine: Arc<Engine>,
-    sub: broadcast::Receiver<EngineEvent>,
+    sources: Sources,
     mut app: AppState,
     term: &mut Term,
     started: Instant,
 ) -> Result<(), TuiError> {
     let (tx, mut rx) = unbounded_channel::<Msg>();
-    let tasks = spawn_sources(sub, &tx);
-    let exec = Executor::new(engine.clone(), tx.clone());
+    let tasks = spawn_sources(sources.events, sources.jobs, &tx);
+    let exec = Executor::new(engine.clone(), tx.clone()).with_host(sources.host);
     let mut quit = false;
     for fx in app.start() {
         quit |= exec.execute(fx);
@@ -292,10 +441,15 @@ pub async fn run_loop(
             let fx = match msg {
                 Msg::Key(k) => app.handle_key(k),
                 Msg::Action(a) => app.update(*a),
-                Msg::Lagged => app.update(Action::Resync {
-                    pending: engine.pending(),
-                    sessions: engine.sessions(),
-                }),
+                Msg::Lagged => {
+                    let mut fx = app.update(Action::Resync {
+                        pending: engine.pending(),
+                        inputs: engine.pending_inputs(),
+                        sessions: engine.sessions(),
+                    });
+                    fx.extend(app.update(Action::JobsResync(engine.jobs().list(None, None))));
+                    fx
+                }
                 Msg::Terminate => {
                     quit = true;
                     break;

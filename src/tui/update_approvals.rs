@@ -23,6 +23,19 @@ impl AppState {
             _ => self.approvals.selected_call().map(|c| c.call_id.clone()),
         };
         let Some(call) = call_id.and_then(|id| self.approvals.get(&id).cloned()) else {
+            if let Some(q) = self.approvals.selected_question() {
+                let key = self
+                    .keymap
+                    .key_for(Command::Detail, &[super::keymap::Context::Approvals])
+                    .map(|k| k.notation())
+                    .unwrap_or_else(|| "detail".into());
+                let text = format!(
+                    "\"{}\" is a question, not a call: {key} opens the form to answer it.",
+                    q.title
+                );
+                self.info(text);
+                return Vec::new();
+            }
             self.info("No call is waiting for approval.");
             return Vec::new();
         };
@@ -108,6 +121,9 @@ impl AppState {
     }
 
     pub(crate) fn open_detail(&mut self) -> Vec<Effect> {
+        if let Some(id) = self.approvals.selected_question().map(|q| q.id.clone()) {
+            return self.open_answer_form(&id);
+        }
         match self.approvals.selected_call() {
             Some(c) => {
                 self.overlay = Some(Overlay::Detail {

@@ -13,17 +13,7 @@ use super::view::overlays;
 
 /// Commands that only mean something inside an overlay; the palette leaves them out.
 pub fn palette_commands() -> impl Iterator<Item = Command> {
-    Command::ALL.iter().copied().filter(|c| {
-        !matches!(
-            c,
-            Command::Accept
-                | Command::Submit
-                | Command::Cancel
-                | Command::Confirm
-                | Command::PrevItem
-                | Command::NextItem
-        )
-    })
+    Command::ALL.iter().copied().filter(|c| !c.is_contextual())
 }
 
 fn palette_matches(query: &str) -> Vec<(Command, FinderMatch)> {
@@ -250,13 +240,21 @@ impl AppState {
                 }
                 _ => Vec::new(),
             },
-            Overlay::Story(_) | Overlay::World(_) => Vec::new(),
+            Overlay::Story(_) | Overlay::World(_) | Overlay::Answer(_) | Overlay::NewSession(_) => {
+                Vec::new()
+            }
         }
     }
 
     /// A key typed into the open text field.
     pub(crate) fn text_input(&mut self, key: KeyEvent) -> Vec<Effect> {
         let now = self.clock.now();
+        if self.overlay.as_ref().is_some_and(Overlay::is_form) {
+            return self.form_text(key);
+        }
+        if self.overlay.is_none() && self.sessions.composing {
+            return self.composer_text(key);
+        }
         let Some(overlay) = &mut self.overlay else {
             return Vec::new();
         };
@@ -274,6 +272,17 @@ impl AppState {
 
     pub(crate) fn paste(&mut self, text: String) -> Vec<Effect> {
         let now = self.clock.now();
+        if self.overlay.as_ref().is_some_and(Overlay::is_form) {
+            return self.form_paste(text);
+        }
+        if self.overlay.is_none() && self.sessions.composing {
+            let text = text.replace("\r\n", "\n").replace('\r', "\n");
+            if let Some(t) = self.composer_mut() {
+                t.insert_str(text);
+                self.last_typed = Some(now);
+            }
+            return Vec::new();
+        }
         let Some(overlay) = &mut self.overlay else {
             return Vec::new();
         };
@@ -290,6 +299,22 @@ impl AppState {
         input.insert_str(text);
         self.last_typed = Some(now);
         self.after_text_change()
+    }
+
+    /// The selected session's draft while the composer has the keys.
+    fn composer_mut(&mut self) -> Option<&mut tui_textarea::TextArea<'static>> {
+        let id = self.sessions.selected()?.id.clone();
+        self.sessions.drafts.get_mut(&id)
+    }
+
+    /// A key typed into the composer (Enter and the other bound keys never get here).
+    fn composer_text(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let now = self.clock.now();
+        if let Some(t) = self.composer_mut() {
+            t.input(key);
+            self.last_typed = Some(now);
+        }
+        Vec::new()
     }
 
     fn after_text_change(&mut self) -> Vec<Effect> {

@@ -1,10 +1,10 @@
 //! Pane commands other than Files (Story, World, Sessions, Approvals lists and their right-hand
 //! views) and the translation of engine events into state: sessions, live transcript lines,
-//! the approval queue, changed files.
+//! the approval queue and the questions waiting beside it, changed files.
 
 use super::action::{Command, Effect, Ticket};
 use super::app::{AppState, Pane};
-use super::approvals::target_label;
+use super::approvals::{target_label, Waiting};
 use super::input::Overlay;
 use super::sessions::Transcript;
 use super::view::approval;
@@ -47,47 +47,17 @@ impl AppState {
                     _ => {}
                 }
                 a.offset =
-                    super::files::tree::window_offset(a.offset, a.selected, page, a.queue.len());
-                let max = self
-                    .approvals
-                    .selected_call()
-                    .map(|c| approval::request_rows(self, c).len().saturating_sub(1))
-                    .unwrap_or(0);
+                    super::files::tree::window_offset(a.offset, a.selected, page, a.items.len());
+                let max = match self.approvals.selected_item() {
+                    Some(Waiting::Call(c)) => approval::request_rows(self, c).len(),
+                    Some(Waiting::Question(q)) => super::view::forms::question_rows(self, q).len(),
+                    None => 0,
+                }
+                .saturating_sub(1);
                 self.approvals.preview_scroll = self.approvals.preview_scroll.min(max);
                 Vec::new()
             }
         }
-    }
-
-    fn sessions_command(&mut self, cmd: Command, page: usize) -> Vec<Effect> {
-        let s = &mut self.sessions;
-        let before = s.selected;
-        let last = s.list.len().saturating_sub(1);
-        match cmd {
-            Command::Down => s.selected = (s.selected + 1).min(last),
-            Command::Up => s.selected = s.selected.saturating_sub(1),
-            Command::PageDown => s.selected = (s.selected + page).min(last),
-            Command::PageUp => s.selected = s.selected.saturating_sub(page),
-            Command::Top => s.selected = 0,
-            Command::Bottom => s.selected = last,
-            Command::DetailUp => {
-                let n = s.transcript.as_ref().map(|t| t.entries.len()).unwrap_or(0);
-                let anchor = s.scroll.unwrap_or(n.saturating_sub(1));
-                s.scroll = Some(anchor.saturating_sub(3));
-            }
-            Command::DetailDown => {
-                let n = s.transcript.as_ref().map(|t| t.entries.len()).unwrap_or(0);
-                s.scroll = s.scroll.map(|a| a + 3).filter(|a| *a + 1 < n);
-            }
-            Command::Follow => s.scroll = None,
-            Command::Refresh => return self.load_selected_session(),
-            _ => {}
-        }
-        s.offset = super::files::tree::window_offset(s.offset, s.selected, page, s.list.len());
-        if s.selected != before {
-            return self.load_selected_session();
-        }
-        Vec::new()
     }
 
     /// Read the selected session's log in the background.
@@ -156,6 +126,9 @@ impl AppState {
                         self.world.stale = true;
                     }
                 }
+                if let LogRecord::User { text } = &line.record {
+                    self.sessions.delivered(&session_id, text);
+                }
                 if let Some(t) = &mut self.sessions.transcript {
                     if t.session_id == session_id {
                         t.push_live(line);
@@ -204,8 +177,44 @@ impl AppState {
                 Vec::new()
             }
             EngineEvent::FilesChanged { paths, .. } => self.files_changed(paths),
-            // The input-form UI comes with the Sessions composer (issue 5).
-            EngineEvent::InputRequested { .. } | EngineEvent::InputResolved { .. } => Vec::new(),
+            EngineEvent::InputRequested { request } => {
+                if self.focus != Pane::Approvals {
+                    let key = self
+                        .keymap
+                        .key_for(Command::FocusApprovals, &[super::keymap::Context::Global])
+                        .map(|k| format!(" — press {} to answer", k.notation()))
+                        .unwrap_or_default();
+                    let who = match request.source {
+                        crate::engine::inputs::InputSource::Agent => "session",
+                        crate::engine::inputs::InputSource::Workflow => "a workflow of session",
+                    };
+                    self.info(format!(
+                        "? {who} {} asks: {}{key}",
+                        request.session_id, request.title
+                    ));
+                }
+                self.approvals.push_question(request);
+                Vec::new()
+            }
+            EngineEvent::InputResolved { id, outcome } => {
+                let ours = matches!(&self.overlay,
+                    Some(Overlay::Answer(f)) if f.request.id == id && f.sending);
+                if ours && outcome == "answered" {
+                    return self.answer_checked(id, Ok(()));
+                }
+                let open = matches!(&self.overlay, Some(Overlay::Answer(f)) if f.request.id == id);
+                let removed = self.approvals.remove_question(&id);
+                if open {
+                    self.overlay = None;
+                    if let Some(q) = removed {
+                        self.info(format!(
+                            "The question \"{}\" was {outcome} elsewhere; nothing was sent from here",
+                            q.title
+                        ));
+                    }
+                }
+                Vec::new()
+            }
         }
     }
 }

@@ -14,6 +14,7 @@ use nbook::tui::app::{AppInit, AppState};
 use nbook::tui::clock::ManualClock;
 use nbook::tui::files::markdown::PreviewDoc;
 use nbook::tui::files::tree::DirEntry;
+use nbook::tui::forms::ProfileChoice;
 use nbook::tui::keymap::Keymap;
 use nbook::tui::keys::parse_sequence;
 use nbook::tui::story::data::StoryData;
@@ -189,10 +190,39 @@ pub fn empty_app_with(
         size: (w, h),
         sessions,
         pending,
+        inputs: Vec::new(),
+        jobs: Vec::new(),
+        profiles: profiles(),
+        models: vec!["local-qwen".into(), "sonnet".into()],
         focus_session: None,
         notices: Vec::new(),
     });
     (app, clock)
+}
+
+/// The profiles a new session may use, as `build_app` lists them (system-only ones left out).
+pub fn profiles() -> Vec<ProfileChoice> {
+    [
+        (
+            "leader.default",
+            "Lead author",
+            "Plans the book and coordinates the other agents",
+        ),
+        ("researcher", "Researcher", "Finds facts and sources"),
+        (
+            "world.engine",
+            "World engine",
+            "Keeps the world's timeline consistent",
+        ),
+        ("writer", "Writer", "Drafts chapters from a brief"),
+    ]
+    .into_iter()
+    .map(|(k, n, d)| ProfileChoice {
+        key: k.into(),
+        name: n.into(),
+        description: d.into(),
+    })
+    .collect()
 }
 
 fn e(name: &str, is_dir: bool) -> DirEntry {

@@ -4,9 +4,11 @@
 
 pub mod approval;
 pub mod detail;
+pub mod forms;
 pub mod layout;
 pub mod overlays;
 pub mod panes;
+pub mod sessions;
 pub mod status;
 pub mod story;
 pub mod story_detail;

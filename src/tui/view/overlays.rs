@@ -204,6 +204,8 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
             }
         }
         Overlay::Story(o) => super::story_overlays::draw_overlay(app, o, area, buf),
+        Overlay::Answer(form) => super::forms::draw_answer_form(app, form, area, buf),
+        Overlay::NewSession(form) => super::forms::draw_new_session(app, form, area, buf),
         Overlay::World(o) => super::world::draw_overlay(app, o, area, buf),
         Overlay::Detail { call_id, scroll } => {
             let r = centered(
@@ -277,7 +279,10 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
     for n in &app.notices {
         rows.push((Line::from(Span::styled(n.clone(), t.status_error)), 2));
     }
-    let mut order = vec![app.focus.context(), Context::Global];
+    let mut order = app.pane_contexts();
+    if !order.contains(&Context::Global) {
+        order.push(Context::Global);
+    }
     for c in Context::ALL {
         if !order.contains(&c) {
             order.push(c);
@@ -291,6 +296,12 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
         let label = match ctx {
             Context::Input => "input (text fields)".to_string(),
             Context::Overlay => "overlay (dialogs and this help)".to_string(),
+            Context::Transcript => "transcript (Sessions, after l)".to_string(),
+            Context::Jobs => "jobs (Sessions, after b)".to_string(),
+            Context::Composer => "composer (Sessions, after i or Enter)".to_string(),
+            Context::Form => {
+                "form (answering a question, a new session; 1–9 pick an option)".to_string()
+            }
             c => c.name().to_string(),
         };
         rows.push((

@@ -1,5 +1,7 @@
 //! The left column: the five panes, each a bordered list drawn row by row for the visible
-//! window only. A pane squeezed to one content row shows a one-line summary instead.
+//! window only. A pane squeezed to one content row shows a one-line summary instead. The
+//! Sessions pane lists sessions or background jobs; the Approvals pane lists calls and
+//! questions in the order they arrived.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -11,8 +13,9 @@ use super::layout::{inner, Regions};
 use super::{block, put_line, thousands};
 use crate::engine::SessionState;
 use crate::tui::app::{AppState, Pane};
-use crate::tui::approvals::{age, cut};
+use crate::tui::approvals::{age, cut, Waiting};
 use crate::tui::files::tree::window_offset;
+use crate::tui::sessions::SessionsView;
 
 pub fn draw_panes(app: &AppState, r: &Regions, buf: &mut Buffer) {
     for pane in Pane::ALL {
@@ -66,8 +69,16 @@ fn pane_title(app: &AppState, pane: Pane) -> String {
         Pane::Approvals if !app.approvals.is_empty() => {
             format!(" {n} Approvals ({}) ", app.approvals.len())
         }
+        Pane::Sessions if app.sessions.view == SessionsView::Jobs => {
+            let j = &app.sessions.jobs;
+            match j.running() {
+                0 => format!(" {n} Jobs ({}) ", j.list.len()),
+                r => format!(" {n} Jobs ({}, {r} running) ", j.list.len()),
+            }
+        }
         Pane::Sessions if !app.sessions.list.is_empty() => {
-            format!(" {n} Sessions ({}) ", app.sessions.list.len())
+            let (_, cost) = app.sessions.totals();
+            format!(" {n} Sessions ({}) · ${cost:.4} ", app.sessions.list.len())
         }
         Pane::Files if !app.files.changed.is_empty() => {
             format!(" {n} Files ●{} ", app.files.changed.len())
@@ -93,18 +104,25 @@ pub fn summary(app: &AppState, pane: Pane) -> String {
                 .iter()
                 .filter(|s| s.state == SessionState::Running)
                 .count();
+            let jobs = match app.sessions.jobs.running() {
+                0 => String::new(),
+                j => format!(" · {j} job(s) running"),
+            };
             match app.sessions.list.len() {
-                0 => "No sessions yet".into(),
-                n => format!("{n} sessions · {running} running"),
+                0 => format!("No sessions yet{jobs}"),
+                n => format!("{n} sessions · {running} running{jobs}"),
             }
         }
-        Pane::Approvals => match app.approvals.queue.first() {
-            Some(c) => format!(
+        Pane::Approvals => match app.approvals.items.first() {
+            Some(Waiting::Call(c)) => format!(
                 "{} pending · {} {}",
                 app.approvals.len(),
                 c.tool,
                 c.preview.summary
             ),
+            Some(Waiting::Question(q)) => {
+                format!("{} pending · question: {}", app.approvals.len(), q.title)
+            }
             None => "Nothing waiting".into(),
         },
     }
@@ -185,24 +203,88 @@ fn state_icon(s: SessionState) -> &'static str {
     }
 }
 
-fn draw_sessions(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
+fn pane_key(app: &AppState, cmd: crate::tui::action::Command) -> String {
+    app.keymap
+        .key_for(
+            cmd,
+            &[
+                crate::tui::keymap::Context::Sessions,
+                crate::tui::keymap::Context::Global,
+            ],
+        )
+        .map(|k| k.notation())
+        .unwrap_or_else(|| cmd.name().to_string())
+}
+
+fn draw_jobs(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     let t = &app.theme;
-    let s = &app.sessions;
-    if s.list.is_empty() {
+    let j = &app.sessions.jobs;
+    if j.list.is_empty() {
         put_line(
             buf,
             area,
             0,
-            &Line::from(Span::styled("No sessions yet.", t.dim)),
+            &Line::from(Span::styled("No background jobs yet.", t.dim)),
         );
         put_line(
             buf,
             area,
             1,
             &Line::from(Span::styled(
-                "`nbook run` or `nbook demo` starts one.",
+                format!(
+                    "{} goes back to the sessions.",
+                    pane_key(app, crate::tui::action::Command::ToggleJobs)
+                ),
                 t.dim,
             )),
+        );
+        return;
+    }
+    let h = area.height as usize;
+    let off = window_offset(j.offset, j.selected, h, j.list.len());
+    for (i, job) in j.list.iter().skip(off).take(h).enumerate() {
+        let row = Rect::new(area.x, area.y + i as u16, area.width, 1);
+        let style = if off + i == j.selected {
+            sel_style(app, focused)
+        } else {
+            Style::default()
+        };
+        super::sessions::draw_job_row(app, job, row, buf, style);
+    }
+}
+
+fn draw_sessions(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
+    let t = &app.theme;
+    let s = &app.sessions;
+    if s.view == SessionsView::Jobs {
+        return draw_jobs(app, area, buf, focused);
+    }
+    // Without a right-hand view (narrow terminals) the composer sits at the pane's bottom.
+    let mut area = area;
+    let narrow = app.regions().detail.width == 0;
+    if narrow && focused && s.composing && area.height >= 5 {
+        if let Some(info) = s.selected() {
+            let h = super::sessions::composer_height(app).min(area.height - 2);
+            let comp = Rect::new(area.x, area.y + area.height - h, area.width, h);
+            super::sessions::draw_composer(app, info, comp, buf);
+            area.height -= h;
+        }
+    }
+    if s.list.is_empty() {
+        let new = pane_key(app, crate::tui::action::Command::NewSession);
+        super::wrap::draw_top_down(
+            area,
+            buf,
+            [
+                (Line::from(Span::styled("No sessions yet.", t.dim)), 0),
+                (
+                    Line::from(Span::styled(
+                        format!("{new} starts one: a profile, a model, a title."),
+                        t.dim,
+                    )),
+                    2,
+                ),
+            ],
         );
         return;
     }
@@ -256,13 +338,21 @@ fn draw_approvals(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     }
     let h = area.height as usize;
     let off = window_offset(a.offset, a.selected, h, a.len());
-    for (i, c) in a.queue.iter().skip(off).take(h).enumerate() {
-        let mut line = Line::from(vec![
-            Span::styled(format!("{:>3} ", age(&c.requested_at, app.wall_now)), t.dim),
-            Span::styled(c.tool.clone(), t.tool),
-            Span::styled(format!(" s{} ", c.session_id), t.dim),
-            Span::raw(cut(&c.preview.summary, 200)),
-        ]);
+    for (i, w) in a.items.iter().skip(off).take(h).enumerate() {
+        let mut line = match w {
+            Waiting::Call(c) => Line::from(vec![
+                Span::styled(format!("{:>3} ", age(&c.requested_at, app.wall_now)), t.dim),
+                Span::styled(c.tool.clone(), t.tool),
+                Span::styled(format!(" s{} ", c.session_id), t.dim),
+                Span::raw(cut(&c.preview.summary, 200)),
+            ]),
+            Waiting::Question(q) => Line::from(vec![
+                Span::styled(format!("{:>3} ", age(&q.requested_at, app.wall_now)), t.dim),
+                Span::styled("? question", t.tool_wait),
+                Span::styled(format!(" s{} ", q.session_id), t.dim),
+                Span::raw(cut(&q.title, 200)),
+            ]),
+        };
         if off + i == a.selected {
             line = line.style(sel_style(app, focused));
             buf.set_style(

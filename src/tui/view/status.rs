@@ -9,6 +9,15 @@ use crate::engine::{Mode, SessionState};
 use crate::tui::app::{AppState, MsgKind};
 use crate::tui::approvals::cut;
 
+/// 950 → "950", 31 000 → "31.0k", 1 200 000 → "1.2M".
+pub fn compact(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
 pub fn draw_status(app: &AppState, area: Rect, buf: &mut Buffer) {
     if area.width == 0 || area.height == 0 {
         return;
@@ -36,9 +45,13 @@ pub fn draw_status(app: &AppState, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled(s.mode.as_str(), style));
         spans.push(Span::styled(format!(" {state} "), t.dim));
     }
-    let pending = app.approvals.len();
+    let pending = app.approvals.call_count();
     if pending > 0 {
         spans.push(Span::styled(format!(" {pending} pending "), t.badge));
+    }
+    let questions = app.approvals.question_count();
+    if questions > 0 {
+        spans.push(Span::styled(format!(" {questions} question(s) "), t.badge));
     }
     spans.push(Span::raw(" "));
     if let Some(m) = &app.status {
@@ -50,16 +63,23 @@ pub fn draw_status(app: &AppState, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled(m.text.clone(), style));
     }
     let line = Line::from(spans);
-    let hint = " ? help ";
-    let hint_w = hint.len() as u16;
+    let (tokens, cost) = app.sessions.totals();
+    let total = (!app.sessions.list.is_empty())
+        .then(|| format!(" project {} tok · ${cost:.4} ", compact(tokens)));
+    let hint = format!("{} ? help ", total.unwrap_or_default());
+    let short = " ? help ".to_string();
     let used = line.width() as u16;
-    if area.width > hint_w && used + hint_w < area.width {
-        buf.set_line(
-            area.x + area.width - hint_w,
-            area.y,
-            &Line::from(Span::styled(hint, t.key_hint)),
-            hint_w,
-        );
+    for hint in [hint, short] {
+        let hint_w = hint.chars().count() as u16;
+        if area.width > hint_w && used + hint_w < area.width {
+            buf.set_line(
+                area.x + area.width - hint_w,
+                area.y,
+                &Line::from(Span::styled(hint, t.key_hint)),
+                hint_w,
+            );
+            break;
+        }
     }
     buf.set_line(area.x, area.y, &line, area.width);
 }
