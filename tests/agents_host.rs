@@ -779,3 +779,231 @@ async fn calls_after_one_that_waited_for_approval_are_skipped_for_the_model_to_r
         r[1]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transcript_near_the_window_is_compacted_by_the_summarizer_and_logged() {
+    let f = fx();
+    let sid = f
+        .engine
+        .create_session("writer", Mode::Normal, "w", None)
+        .expect("s")
+        .id;
+    // A long earlier conversation: 60 exchanges of ~1,000 characters each (~15k tokens).
+    for i in 0..60 {
+        f.engine
+            .append(
+                &sid,
+                LogRecord::User {
+                    text: format!("Question {i}: {}", "why the light? ".repeat(35)),
+                },
+            )
+            .expect("user");
+        f.engine
+            .append(
+                &sid,
+                LogRecord::Assistant {
+                    text: format!("Answer {i}: {}", "because the fog. ".repeat(30)),
+                    tool_calls: vec![],
+                },
+            )
+            .expect("assistant");
+    }
+    let summaries: Vec<Value> = (0..40)
+        .map(|i| {
+            turn(
+                &format!("Summary part {i}: Ada asked about the light; the fog explains it."),
+                json!([]),
+            )
+        })
+        .collect();
+    let text = |turns: &[Value]| {
+        turns
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let summarizer: Arc<dyn Provider> =
+        Arc::new(ReplayProvider::parse(&text(&summaries), "summarizer").expect("script"));
+    let writer: Arc<dyn Provider> = Arc::new(
+        ReplayProvider::parse(&text(&[turn("Noted.", json!([]))]), "writer").expect("script"),
+    );
+    let mut opts = nbook::agent::RunOptions::new(Approval::Fail, Default::default());
+    opts.context_window = Some(16_000);
+    opts.summarizer = Some(summarizer);
+    let out = nbook::agent::run_invocation(
+        f.engine.clone(),
+        sid.clone(),
+        writer,
+        nbook::agent::Start::Prompt("Go on.".into()),
+        opts,
+    )
+    .await
+    .expect("run");
+    assert_eq!(out.final_text, "Noted.");
+    let log = f.engine.session_log(&sid).expect("log");
+    let (method, before, after) = log
+        .lines
+        .iter()
+        .find_map(|l| match &l.record {
+            LogRecord::Compaction {
+                method,
+                tokens_before,
+                tokens_after,
+                ..
+            } => Some((method.clone(), *tokens_before, *tokens_after)),
+            _ => None,
+        })
+        .expect("a compaction record");
+    assert_eq!(method, "summary");
+    assert!(after < before / 2, "{before} → {after}");
+    // The rebuilt history starts with the summary and keeps the recent turns verbatim.
+    let h = nbook::agent::history(&f.engine, &sid).expect("history");
+    match &h[0] {
+        nbook::agent::Message::User { text } => assert!(text.contains("Summary part 0"), "{text}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(h
+        .iter()
+        .any(|m| matches!(m, nbook::agent::Message::User { text } if text == "Go on.")));
+    assert!(h.len() < 60, "older turns were folded into the summary");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn background_bash_jobs_finish_or_are_killed_by_cancel_job() {
+    let f = fx();
+    let leader = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let source = scripts(
+        &[(
+            "leader.default",
+            vec![
+                turn(
+                    "",
+                    json!([
+                        {"name": "bash", "arguments": {"command": "sleep 0.2; echo fog-report", "background": true}},
+                        {"name": "bash", "arguments": {"command": "sleep 30; touch never.txt", "background": true}}
+                    ]),
+                ),
+                turn(
+                    "",
+                    json!([{"name": "list_jobs", "arguments": {"status": "running"}}]),
+                ),
+                turn(
+                    "",
+                    json!([{"name": "cancel_job", "arguments": {"jobId": "job-2"}}]),
+                ),
+                turn("Waiting for the report.", json!([])),
+                turn("Got the report.", json!([])),
+                turn("The second job was cancelled.", json!([])),
+            ],
+        )],
+        0,
+    );
+    let host = Host::attach(
+        f.engine.clone(),
+        source,
+        Approval::Auto {
+            decision: nbook::engine::Decision::Approve,
+            by: "test",
+        },
+    );
+    host.invoke(prompt(&leader, "check the weather"))
+        .await
+        .expect("run");
+    let mut ok = false;
+    for _ in 0..500 {
+        let a = f.engine.jobs().get("job-1").map(|r| r.snapshot.status);
+        let b = f.engine.jobs().get("job-2").map(|r| r.snapshot.status);
+        if a == Some(JobStatus::Completed)
+            && b == Some(JobStatus::Cancelled)
+            && !host.is_running(&leader)
+            && users(&f.engine, &leader).len() >= 3
+        {
+            ok = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        ok,
+        "jobs: {:?}\nresults: {:?}",
+        f.engine.jobs().list(None, None),
+        results(&f.engine, &leader)
+    );
+    let done = f.engine.jobs().get("job-1").expect("job-1");
+    assert!(done.result.expect("result")["output"]
+        .as_str()
+        .unwrap_or("")
+        .contains("fog-report"));
+    let delivered = users(&f.engine, &leader).join("\n");
+    assert!(
+        delivered.contains("Background job job-1") && delivered.contains("fog-report"),
+        "{delivered}"
+    );
+    assert!(
+        delivered.contains("Background job job-2") && delivered.contains("cancelled"),
+        "{delivered}"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        !f.engine.workspace().root().join("never.txt").exists(),
+        "the cancelled command was killed"
+    );
+    // Another session may not cancel this session's job.
+    let other = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "other", None)
+        .expect("other")
+        .id;
+    let r = f
+        .engine
+        .call(
+            &other,
+            nbook::engine::ToolCall {
+                id: String::new(),
+                name: "cancel_job".into(),
+                arguments: json!({"jobId": "job-1"}),
+            },
+            Approval::Fail,
+        )
+        .await;
+    assert!(!r.ok, "{}", r.content);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timed_out_command_is_killed_with_its_children() {
+    let f = fx();
+    let sid = f
+        .engine
+        .create_session("leader.default", Mode::Normal, "lead", None)
+        .expect("leader")
+        .id;
+    let started = std::time::Instant::now();
+    let r = f
+        .engine
+        .call(
+            &sid,
+            nbook::engine::ToolCall {
+                id: String::new(),
+                name: "bash".into(),
+                arguments: json!({"command": "sleep 4; touch late.txt", "timeout": 1}),
+            },
+            Approval::Auto {
+                decision: nbook::engine::Decision::Approve,
+                by: "test",
+            },
+        )
+        .await;
+    assert!(!r.ok && r.content.contains("timed out"), "{}", r.content);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the call returned when the timeout killed the command, not when it ended ({:?})",
+        started.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(3500));
+    assert!(!f.engine.workspace().root().join("late.txt").exists());
+}

@@ -267,9 +267,12 @@ use std::os::unix::process::CommandExt;
 fn kill_group(child: &mut std::process::Child) {
     let pid = child.id() as i32;
     // Signal the group with the `kill` utility; no libc binding needed.
+    // `-s KILL -- -PID`: procps' kill reads a bare `-PID` after `-KILL` as another option and
+    // signals nothing, which left a timed-out command running to its end.
     let _ = Command::new("kill")
-        .arg("-KILL")
-        .arg(format!("-{pid}"))
+        .args(["-s", "KILL", "--", &format!("-{pid}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .status();
     let _ = child.kill();
     let _ = child.wait();
