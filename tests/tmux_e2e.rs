@@ -3,7 +3,9 @@
 //! then check the files on disk and the session log. A second scenario drives the Sessions
 //! pane: a prompt from the composer once the demo's recorded script has played (no model is
 //! configured, and the TUI says so), a new `writer` session from the new-session form, and
-//! the jobs view's empty state.
+//! the jobs view's empty state. A third runs a workflow a scripted model asks for: approval,
+//! the workflow's question answered in the Approvals pane, the job in the Jobs view, and its
+//! result delivered to the session.
 //!
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where `.ci/run` installs tmux and a missing tmux is a failure.
@@ -293,4 +295,158 @@ fn demo_composer_new_session_and_jobs_view() {
     let header = std::fs::read_to_string(dir.join(".nbook/agent/sessions/2.jsonl")).unwrap();
     assert!(header.contains("\"profile\":\"writer\""), "{header}");
     assert!(header.contains("\"title\":\"Ending\""), "{header}");
+}
+
+#[path = "provider_support/mod.rs"]
+mod provider_support;
+
+/// One OpenAI-style streamed reply: optional text, optional tool call, then usage.
+fn reply(text: &str, call: Option<(&str, serde_json::Value)>) -> provider_support::Reply {
+    let mut lines = Vec::new();
+    if !text.is_empty() {
+        lines.push(
+            serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}}]}).to_string(),
+        );
+    }
+    if let Some((name, args)) = call {
+        lines.push(
+            serde_json::json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": 0, "id": "c1", "type": "function",
+                 "function": {"name": name, "arguments": args.to_string()}}]}}]})
+            .to_string(),
+        );
+    }
+    lines.push(
+        serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            .to_string(),
+    );
+    lines.push(
+        serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 20}})
+            .to_string(),
+    );
+    lines.push("[DONE]".to_string());
+    provider_support::Reply::data(&lines)
+}
+
+/// A model (a scripted OpenAI-compatible server) asks to run a workflow: the author reviews the
+/// exact preview and approves it, the workflow's question appears in the Approvals pane and is
+/// answered, the Jobs view shows the job completed with its progress, and the job's result is
+/// delivered to the lead author's session, which starts its next turn.
+#[test]
+fn a_workflow_asks_the_author_and_its_result_reaches_the_session() {
+    if skip_without_tmux() {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let script = r#"
+wf.progress({phase: "reading", done: 1, total: 2});
+const tone = await wf.ask({kind: "select", title: "Which tone for the ending?", options: ["bleak", "hopeful"]});
+wf.progress({phase: "reading", done: 2, total: 2});
+return {tone};
+"#;
+    let server = rt.block_on(provider_support::Server::start(vec![
+        reply(
+            "I'll ask through a workflow.",
+            Some((
+                "run_workflow",
+                serde_json::json!({"script": script, "args": {"chapter": 3}}),
+            )),
+        ),
+        reply("The workflow is running.", None),
+        reply("The author chose the tone; noted.", None),
+    ]));
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[providers.scripted]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.m]\nprovider = \"scripted\"\nname = \"m\"\n\n[defaults]\nmodel = \"m\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let dir = tmp.path().join("book");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    assert!(Command::new(bin)
+        .args(["init", &dir.display().to_string(), "--title", "Book"])
+        .status()
+        .unwrap()
+        .success());
+    let cmd = format!(
+        "NBOOK_HOME='{}' TERM=xterm-256color '{}' '{}'; sleep 30",
+        home.display(),
+        bin,
+        dir.display()
+    );
+    let t = Tmux::start(&format!("nbook-e2e-wf-{}", std::process::id()), &cmd);
+    let long = Duration::from_secs(60);
+    t.wait_for("the TUI", long, |s| s.contains("Sessions"));
+
+    // A new lead-author session; the prompt goes to the scripted model.
+    t.keys(&["4"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["n"]);
+    t.wait_for("the new-session form", long, |s| s.contains("New session"));
+    t.keys(&["Enter"]);
+    t.wait_for("the composer", long, |s| s.contains("<Enter> prompt"));
+    t.type_text("Ask me about the ending.");
+    t.keys(&["Enter"]);
+
+    // run_workflow waits for approval with the script and its arguments in the preview.
+    t.wait_for("the approval", long, |s| s.contains("run_workflow"));
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["5"]);
+    let s = t.wait_for("the preview", long, |s| s.contains("Which tone for the"));
+    assert!(s.contains("\"chapter\": 3"), "{s}");
+    std::thread::sleep(Duration::from_millis(1200));
+    t.keys(&["y"]);
+
+    // The workflow's question arrives in the same pane; answer "hopeful".
+    t.wait_for("the question", long, |s| s.contains("wf.ask"));
+    // Enter opens the form; a key that lands while the list is still settling is sent again.
+    let mut opened = false;
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(700));
+        t.keys(&["Enter"]);
+        std::thread::sleep(Duration::from_millis(500));
+        if t.screen().contains("( ) 2 hopeful") {
+            opened = true;
+            break;
+        }
+    }
+    assert!(opened, "the answer form did not open:\n{}", t.screen());
+    t.keys(&["2"]);
+    std::thread::sleep(Duration::from_millis(200));
+    t.keys(&["Enter"]);
+
+    // The job completes and its result starts the lead author's next turn.
+    t.keys(&["4"]);
+    let s = t.wait_for("the delivered result", long, |s| {
+        s.contains("The author chose the tone; noted.")
+    });
+    assert!(s.contains("Background job job-1"), "{s}");
+    t.keys(&["b"]);
+    let s = t.wait_for("the jobs view", long, |s| {
+        s.contains("Jobs (1)") && s.contains("2/2")
+    });
+    assert!(s.contains("2/2"), "{s}");
+
+    let job: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join(".nbook/agent/jobs/job-1.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(job["snapshot"]["status"], "completed");
+    assert_eq!(job["snapshot"]["deliveryStatus"], "accepted");
+    assert_eq!(job["result"]["result"]["tone"], "hopeful");
+    // The third request to the model carried the delivered result.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[2].body.to_string().contains("hopeful"));
+    drop(rt);
 }
