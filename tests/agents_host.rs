@@ -69,6 +69,21 @@ fn scripts(map: &[(&str, Vec<Value>)], delay_ms: u64) -> ProviderSource {
     })
 }
 
+fn session(f: &Fx, profile: &str) -> String {
+    f.engine
+        .create_session(profile, Mode::Normal, profile, None)
+        .expect("session")
+        .id
+}
+
+fn call(name: &str, arguments: Value) -> nbook::engine::ToolCall {
+    nbook::engine::ToolCall {
+        id: String::new(),
+        name: name.into(),
+        arguments,
+    }
+}
+
 fn turn(text: &str, calls: Value) -> Value {
     json!({"text": text, "tool_calls": calls})
 }
@@ -118,11 +133,7 @@ fn users(e: &Engine, sid: &str) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn leader_creates_and_invokes_a_writer_synchronously() {
     let f = fx();
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     let source = scripts(
         &[
             (
@@ -203,11 +214,7 @@ async fn leader_creates_and_invokes_a_writer_synchronously() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn detach_reports_each_state_and_blocks_further_invokes() {
     let f = fx();
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     let w = f
         .engine
         .create_agent(Some(&leader), "writer", json!({}), None)
@@ -248,11 +255,7 @@ async fn detach_reports_each_state_and_blocks_further_invokes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn invocation_modes_follow_the_state_rules() {
     let f = fx();
-    let sid = f
-        .engine
-        .create_session("writer", Mode::Normal, "w", None)
-        .expect("s")
-        .id;
+    let sid = session(&f, "writer");
     let source = scripts(
         &[(
             "writer",
@@ -369,11 +372,7 @@ async fn invocation_modes_follow_the_state_rules() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cancelling_the_leader_cancels_the_writer_it_waits_on() {
     let f = fx();
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     let w = f
         .engine
         .create_agent(Some(&leader), "writer", json!({}), None)
@@ -430,11 +429,7 @@ async fn cancelling_the_leader_cancels_the_writer_it_waits_on() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn background_invoke_is_a_job_whose_result_starts_the_owners_next_turn() {
     let f = fx();
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     let w = f
         .engine
         .create_agent(Some(&leader), "writer", json!({}), None)
@@ -507,11 +502,7 @@ async fn background_invoke_is_a_job_whose_result_starts_the_owners_next_turn() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn request_user_input_pauses_until_the_author_answers_and_skips_the_rest_of_the_turn() {
     let f = fx();
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     let source = scripts(
         &[(
             "leader.default",
@@ -584,11 +575,7 @@ async fn request_user_input_pauses_until_the_author_answers_and_skips_the_rest_o
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_missing_model_or_host_is_a_clear_error() {
     let f = fx();
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     // No host: invoke_agent says where agents run.
     let w = f
         .engine
@@ -598,11 +585,7 @@ async fn a_missing_model_or_host_is_a_clear_error() {
         .engine
         .call(
             &leader,
-            nbook::engine::ToolCall {
-                id: String::new(),
-                name: "invoke_agent".into(),
-                arguments: json!({"sessionId": w.id, "message": "hi"}),
-            },
+            call("invoke_agent", json!({"sessionId": w.id, "message": "hi"})),
             Approval::Fail,
         )
         .await;
@@ -636,11 +619,7 @@ async fn a_missing_model_or_host_is_a_clear_error() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_turn_cut_by_a_crash_reads_back_as_interrupted_calls() {
     let f = fx();
-    let sid = f
-        .engine
-        .create_session("writer", Mode::Normal, "w", None)
-        .expect("s")
-        .id;
+    let sid = session(&f, "writer");
     f.engine
         .append(
             &sid,
@@ -694,20 +673,15 @@ async fn a_turn_cut_by_a_crash_reads_back_as_interrupted_calls() {
 async fn a_headless_run_answers_questions_with_an_error_instead_of_hanging() {
     let f = fx();
     f.engine.set_headless(true);
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     let r = tokio::time::timeout(
         Duration::from_secs(10),
         f.engine.call(
             &leader,
-            nbook::engine::ToolCall {
-                id: String::new(),
-                name: "request_user_input".into(),
-                arguments: json!({"questions": [{"question": "Tone?"}]}),
-            },
+            call(
+                "request_user_input",
+                json!({"questions": [{"question": "Tone?"}]}),
+            ),
             Approval::Fail,
         ),
     )
@@ -719,11 +693,7 @@ async fn a_headless_run_answers_questions_with_an_error_instead_of_hanging() {
         .engine
         .call(
             &leader,
-            nbook::engine::ToolCall {
-                id: String::new(),
-                name: "request_user_input".into(),
-                arguments: json!({"questions": []}),
-            },
+            call("request_user_input", json!({"questions": []})),
             Approval::Fail,
         )
         .await;
@@ -733,11 +703,7 @@ async fn a_headless_run_answers_questions_with_an_error_instead_of_hanging() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_after_one_that_waited_for_approval_are_skipped_for_the_model_to_redo() {
     let f = fx();
-    let sid = f
-        .engine
-        .create_session("writer", Mode::Normal, "w", None)
-        .expect("s")
-        .id;
+    let sid = session(&f, "writer");
     let source = scripts(
         &[(
             "writer",
@@ -783,11 +749,7 @@ async fn calls_after_one_that_waited_for_approval_are_skipped_for_the_model_to_r
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transcript_near_the_window_is_compacted_by_the_summarizer_and_logged() {
     let f = fx();
-    let sid = f
-        .engine
-        .create_session("writer", Mode::Normal, "w", None)
-        .expect("s")
-        .id;
+    let sid = session(&f, "writer");
     // A long earlier conversation: 60 exchanges of ~1,000 characters each (~15k tokens).
     for i in 0..60 {
         f.engine
@@ -872,11 +834,7 @@ async fn a_transcript_near_the_window_is_compacted_by_the_summarizer_and_logged(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn background_bash_jobs_finish_or_are_killed_by_cancel_job() {
     let f = fx();
-    let leader = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let leader = session(&f, "leader.default");
     let source = scripts(
         &[(
             "leader.default",
@@ -954,20 +912,12 @@ async fn background_bash_jobs_finish_or_are_killed_by_cancel_job() {
         "the cancelled command was killed"
     );
     // Another session may not cancel this session's job.
-    let other = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "other", None)
-        .expect("other")
-        .id;
+    let other = session(&f, "leader.default");
     let r = f
         .engine
         .call(
             &other,
-            nbook::engine::ToolCall {
-                id: String::new(),
-                name: "cancel_job".into(),
-                arguments: json!({"jobId": "job-1"}),
-            },
+            call("cancel_job", json!({"jobId": "job-1"})),
             Approval::Fail,
         )
         .await;
@@ -977,21 +927,16 @@ async fn background_bash_jobs_finish_or_are_killed_by_cancel_job() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_command_is_killed_with_its_children() {
     let f = fx();
-    let sid = f
-        .engine
-        .create_session("leader.default", Mode::Normal, "lead", None)
-        .expect("leader")
-        .id;
+    let sid = session(&f, "leader.default");
     let started = std::time::Instant::now();
     let r = f
         .engine
         .call(
             &sid,
-            nbook::engine::ToolCall {
-                id: String::new(),
-                name: "bash".into(),
-                arguments: json!({"command": "sleep 4; touch late.txt", "timeout": 1}),
-            },
+            call(
+                "bash",
+                json!({"command": "sleep 4; touch late.txt", "timeout": 1}),
+            ),
             Approval::Auto {
                 decision: nbook::engine::Decision::Approve,
                 by: "test",
