@@ -40,6 +40,7 @@ fn bench_read_call(c: &mut Criterion) {
         directory: None,
         call_id: String::new(),
         engine: None,
+        cancel: Default::default(),
     };
     let read = engine
         .registry()

@@ -56,6 +56,7 @@ fn bench_sql_read(c: &mut Criterion) {
         directory: None,
         call_id: String::new(),
         engine: None,
+        cancel: Default::default(),
     };
     let tool = engine
         .registry()

@@ -249,6 +249,7 @@ fn bench_subject_rag(c: &mut Criterion) {
         directory: None,
         call_id: String::new(),
         engine: None,
+        cancel: Default::default(),
     };
     let tool = engine
         .registry()

@@ -249,6 +249,7 @@ fn tool_ctx(w: &Workload) -> ToolCtx {
         directory: None,
         call_id: String::new(),
         engine: None,
+        cancel: Default::default(),
     }
 }
 

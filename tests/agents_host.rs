@@ -952,3 +952,84 @@ async fn a_timed_out_command_is_killed_with_its_children() {
     std::thread::sleep(Duration::from_millis(3500));
     assert!(!f.engine.workspace().root().join("late.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_kills_its_running_command() {
+    let f = fx();
+    let sid = session(&f, "writer");
+    let source = scripts(
+        &[(
+            "writer",
+            vec![turn(
+                "",
+                json!([{"name": "bash", "arguments": {"command": "sleep 3; touch late.txt"}}]),
+            )],
+        )],
+        0,
+    );
+    let host = Host::attach(
+        f.engine.clone(),
+        source,
+        Approval::Auto {
+            decision: nbook::engine::Decision::Approve,
+            by: "test",
+        },
+    );
+    let run = host.submit(prompt(&sid, "go")).expect("start");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(host.cancel(&sid));
+    let out = run.await.expect("outcome");
+    assert_eq!(out.status, "error");
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    assert!(
+        !f.engine.workspace().root().join("late.txt").exists(),
+        "the command died with the cancelled run"
+    );
+    let r = results(&f.engine, &sid);
+    assert!(!r[0].1 && r[0].2.contains("cancelled"), "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_run_that_waits_on_a_workflow_cancels_the_workflow() {
+    let f = fx();
+    let leader = session(&f, "leader.default");
+    let source = scripts(
+        &[(
+            "leader.default",
+            vec![turn(
+                "",
+                json!([{"name": "run_workflow", "arguments": {"script": "while (true) {}", "wait": true}}]),
+            )],
+        )],
+        0,
+    );
+    let host = Host::attach(
+        f.engine.clone(),
+        source,
+        Approval::Auto {
+            decision: nbook::engine::Decision::Approve,
+            by: "test",
+        },
+    );
+    let run = host.submit(prompt(&leader, "go")).expect("start");
+    let mut started = false;
+    for _ in 0..300 {
+        if f.engine.jobs().get("job-1").is_some() {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(started, "the workflow job started");
+    assert!(host.cancel(&leader));
+    run.await.expect("outcome");
+    let mut status = None;
+    for _ in 0..500 {
+        status = f.engine.jobs().get("job-1").map(|r| r.snapshot.status);
+        if status.is_some_and(|s| s.is_final()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, Some(JobStatus::Cancelled));
+}

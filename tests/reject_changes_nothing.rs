@@ -314,6 +314,7 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         directory: None,
         call_id: String::new(),
         engine: None,
+        cancel: Default::default(),
     };
     let targets = registered.tool.write_targets(&ctx, args);
     decide(

@@ -263,6 +263,7 @@ impl Engine {
             directory: Some(self.clone() as Arc<dyn super::tool::SessionDirectory>),
             call_id: call.id.clone(),
             engine: Some(self.clone()),
+            cancel: Default::default(),
         };
         Ok((registered.tool.clone(), ctx))
     }
@@ -536,6 +537,8 @@ impl Engine {
         args: Value,
     ) -> CallResult {
         let session_id = ctx.session_id.clone();
+        // Dropping this future (the run was cancelled) cancels the tool's token.
+        let _abandon = ctx.cancel.clone().drop_guard();
         let outcome = tokio::task::spawn_blocking(move || tool.run(&ctx, &args))
             .await
             .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));

@@ -59,6 +59,9 @@ pub struct ToolCtx {
     /// The engine itself, for tools that create sessions, ask the author or start jobs;
     /// `None` outside the engine.
     pub engine: Option<Arc<super::Engine>>,
+    /// Fires when the call is abandoned (its agent run was cancelled) — and also once the call
+    /// has returned. Long-running tools watch it to stop early (bash kills its command).
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 /// What tools may read about profiles and sessions. The engine implements it.

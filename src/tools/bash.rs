@@ -103,7 +103,13 @@ impl Tool for Bash {
         if args.get("background").and_then(Value::as_bool) == Some(true) {
             return start_background(ctx, command, timeout);
         }
-        finish(run_command(ctx.workspace.root(), &command, timeout, None)?)
+        // A cancelled run abandons this call: its token kills the command.
+        finish(run_command(
+            ctx.workspace.root(),
+            &command,
+            timeout,
+            Some(&ctx.cancel),
+        )?)
     }
 }
 

@@ -280,6 +280,7 @@ impl Tool for RunWorkflow {
                 wait: r.wait,
                 caller_session: ctx.session_id.clone(),
                 origin_call_id: ctx.call_id.clone(),
+                caller_cancel: Some(ctx.cancel.clone()),
             },
         )
         .map_err(ToolError::Failed)?;

@@ -167,6 +167,8 @@ pub struct Launch {
     /// The session that called run_workflow (owner of a background job).
     pub caller_session: String,
     pub origin_call_id: String,
+    /// The calling tool call's token: with `wait`, cancelling the caller's turn cancels the run.
+    pub caller_cancel: Option<tokio_util::sync::CancellationToken>,
 }
 
 #[derive(Clone, Debug)]
@@ -208,6 +210,17 @@ pub fn launch(engine: &Arc<Engine>, l: Launch) -> Result<Launched, String> {
             preview: Some(preview),
         })
         .map_err(|e| format!("cannot record the workflow job: {e}"))?;
+    if let (true, Some(caller)) = (l.wait, l.caller_cancel.clone()) {
+        // The caller blocks on this run: if its turn is cancelled, so is the run. (The token
+        // also fires when the call returns normally; the job is finished by then.)
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let job = job_token.clone();
+            rt.spawn(async move {
+                caller.cancelled().await;
+                job.cancel();
+            });
+        }
+    }
     let run_id = run_id_for(&job_id);
     let rc = host::RunCtx {
         engine: engine.clone(),

@@ -62,6 +62,7 @@ impl Fx {
             directory: None,
             call_id: String::new(),
             engine: None,
+            cancel: Default::default(),
         }
     }
 
