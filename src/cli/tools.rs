@@ -89,13 +89,14 @@ pub fn tools(
         .max()
         .unwrap_or(4)
         .max(4);
+    let group_width = rows.iter().map(|r| r.group.len()).max().unwrap_or(5).max(5);
     println!(
-        "{:<width$}  {:<8} {:<8} PROFILES",
+        "{:<width$}  {:<group_width$} {:<8} PROFILES",
         "TOOL", "GROUP", "MUTATES"
     );
     for r in &rows {
         println!(
-            "{:<width$}  {:<8} {:<8} {}",
+            "{:<width$}  {:<group_width$} {:<8} {}",
             label(r),
             r.group,
             r.mutates,
