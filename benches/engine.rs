@@ -37,7 +37,6 @@ fn bench_read_call(c: &mut Criterion) {
         session_id: sid.clone(),
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
-        directory: None,
         call_id: String::new(),
         engine: None,
         cancel: Default::default(),

@@ -53,7 +53,6 @@ fn bench_sql_read(c: &mut Criterion) {
         session_id: sid.clone(),
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
-        directory: None,
         call_id: String::new(),
         engine: None,
         cancel: Default::default(),

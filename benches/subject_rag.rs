@@ -246,7 +246,6 @@ fn bench_subject_rag(c: &mut Criterion) {
         session_id: sid.clone(),
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
-        directory: None,
         call_id: String::new(),
         engine: None,
         cancel: Default::default(),

@@ -246,7 +246,6 @@ fn tool_ctx(w: &Workload) -> ToolCtx {
         session_id: "bench".into(),
         mode: Mode::Normal,
         session_state: Arc::default(),
-        directory: None,
         call_id: String::new(),
         engine: None,
         cancel: Default::default(),

@@ -265,8 +265,9 @@ async fn get_agent_profile_and_get_session_describe_profiles_and_sessions() {
         .create_session("leader.default", Mode::Normal, "lead", None)
         .unwrap()
         .id;
+    // Linked the way an agent links one: create_agent records it in the caller's ledger.
     let child = e
-        .create_session("writer", Mode::Normal, "chapter 4", Some(sid.clone()))
+        .create_agent(Some(&sid), "writer", json!({}), Some("chapter 4"))
         .unwrap()
         .id;
     let r = e

@@ -311,7 +311,6 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         session_id: session.to_string(),
         mode,
         session_state: engine.session_state(session),
-        directory: None,
         call_id: String::new(),
         engine: None,
         cancel: Default::default(),

@@ -260,7 +260,6 @@ impl Engine {
             session_id: session_id.to_string(),
             mode: info.mode,
             session_state: self.session_state(session_id),
-            directory: Some(self.clone() as Arc<dyn super::tool::SessionDirectory>),
             call_id: call.id.clone(),
             engine: Some(self.clone()),
             cancel: Default::default(),

@@ -574,21 +574,6 @@ impl Engine {
     }
 }
 
-impl tool::SessionDirectory for Engine {
-    fn profile(&self, key: &str) -> Option<Arc<Profile>> {
-        self.profiles.get(key)
-    }
-    fn session(&self, id: &str) -> Option<SessionInfo> {
-        Engine::session(self, id)
-    }
-    fn sessions(&self) -> Vec<SessionInfo> {
-        Engine::sessions(self)
-    }
-    fn log(&self, id: &str) -> Option<ReadLog> {
-        self.session_log(id).ok()
-    }
-}
-
 /// Rebuild a session's summary from its log.
 fn summarize(read: &ReadLog) -> Option<SessionInfo> {
     let mut info: Option<SessionInfo> = None;

@@ -51,25 +51,15 @@ pub struct ToolCtx {
     /// The session's custom state (e.g. `plot.selection`, `agent.tasks`) as of this call.
     /// Tools change it by returning `ToolOutput::state_updates`.
     pub session_state: Arc<BTreeMap<String, Value>>,
-    /// Read access to profiles and sessions (for `get_agent_profile`, `get_session`); `None`
-    /// outside the engine (benchmarks, direct tool tests).
-    pub directory: Option<Arc<dyn SessionDirectory>>,
     /// The id of this call (jobs and questions name their origin with it).
     pub call_id: String,
-    /// The engine itself, for tools that create sessions, ask the author or start jobs;
+    /// The engine itself, for tools that read other sessions and profiles, create sessions,
+    /// ask the author or start jobs;
     /// `None` outside the engine.
     pub engine: Option<Arc<super::Engine>>,
     /// Fires when the call is abandoned (its agent run was cancelled) — and also once the call
     /// has returned. Long-running tools watch it to stop early (bash kills its command).
     pub cancel: tokio_util::sync::CancellationToken,
-}
-
-/// What tools may read about profiles and sessions. The engine implements it.
-pub trait SessionDirectory: Send + Sync {
-    fn profile(&self, key: &str) -> Option<Arc<Profile>>;
-    fn session(&self, id: &str) -> Option<super::types::SessionInfo>;
-    fn sessions(&self) -> Vec<super::types::SessionInfo>;
-    fn log(&self, id: &str) -> Option<super::session_log::ReadLog>;
 }
 
 /// A successful tool result: text for the model, optional structured details, and the

@@ -5,11 +5,12 @@
 use serde_json::{json, Value};
 
 use crate::engine::profiles::{Creation, Profile};
-use crate::engine::tool::{Mutates, SessionDirectory, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::LogRecord;
+use crate::engine::Engine;
 
-fn directory(ctx: &ToolCtx) -> Result<&dyn SessionDirectory, ToolError> {
-    ctx.directory
+fn engine(ctx: &ToolCtx) -> Result<&Engine, ToolError> {
+    ctx.engine
         .as_deref()
         .ok_or_else(|| ToolError::failed("sessions are not available outside the engine"))
 }
@@ -109,8 +110,9 @@ impl Tool for GetAgentProfile {
             .get("profileKey")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let p = directory(ctx)?
-            .profile(key)
+        let p = engine(ctx)?
+            .profiles()
+            .get(key)
             .ok_or_else(|| ToolError::failed(format!("no profile '{key}'")))?;
         Ok(json_out(profile_json(&p)))
     }
@@ -150,19 +152,20 @@ impl Tool for GetSession {
         true
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let dir = directory(ctx)?;
+        let e = engine(ctx)?;
         let id = args
             .get("sessionId")
             .and_then(Value::as_str)
             .unwrap_or(&ctx.session_id);
-        let s = dir
+        let s = e
             .session(id)
             .ok_or_else(|| ToolError::failed(format!("no session with id '{id}'")))?;
-        let linked: Vec<Value> = dir
-            .sessions()
+        // The link ledger (`agent.link.*` minus `agent.detach.*`), as get_agent lists it.
+        let linked: Vec<Value> = e
+            .linked_agents(id)
             .into_iter()
-            .filter(|o| o.parent.as_deref() == Some(id))
-            .map(|o| json!({"sessionId": o.id, "profileKey": o.profile, "title": o.title, "status": o.state.label()}))
+            .filter(|a| !a.detached)
+            .map(|a| json!({"sessionId": a.session_id, "profileKey": a.profile_key, "title": a.title, "status": a.status}))
             .collect();
         let mut out = json!({
             "metadata": {"sessionId": s.id, "profileKey": s.profile, "createdAt": s.created_at,
@@ -195,21 +198,15 @@ impl Tool for GetSession {
                         .collect()
                 })
                 .unwrap_or_else(|| ROLES.iter().map(|r| r.to_string()).collect());
-            out["recentMessages"] = Value::Array(recent(dir, id, limit, budget_chars, &roles));
+            out["recentMessages"] = Value::Array(recent(e, id, limit, budget_chars, &roles));
         }
         Ok(json_out(out))
     }
 }
 
 /// The newest `limit` messages of the given roles, oldest first, cut to `budget` characters.
-fn recent(
-    dir: &dyn SessionDirectory,
-    id: &str,
-    limit: usize,
-    budget: usize,
-    roles: &[String],
-) -> Vec<Value> {
-    let Some(log) = dir.log(id) else {
+fn recent(e: &Engine, id: &str, limit: usize, budget: usize, roles: &[String]) -> Vec<Value> {
+    let Ok(log) = e.session_log(id) else {
         return Vec::new();
     };
     let mut picked: Vec<(String, String, String)> = log

@@ -59,7 +59,6 @@ impl Fx {
             session_id: "test".into(),
             mode: Mode::Normal,
             session_state: Arc::default(),
-            directory: None,
             call_id: String::new(),
             engine: None,
             cancel: Default::default(),
