@@ -1,6 +1,8 @@
-//! Agent sessions: the model provider trait (`provider`), the scripted `replay` provider that
-//! drives the demo and most tests, and the agent loop (`run_loop`) that feeds model turns
-//! through the engine exactly as the TUI does.
+//! Agent sessions: the model provider trait (`provider`) and its implementations (`openai`,
+//! `anthropic`, and the scripted `replay` that drives the demo and most tests), the agent loop
+//! (`run_loop`) that feeds model turns through the engine, context compaction (`compact`), and
+//! the host (`host`) that runs every session's invocations, queues and cancels them, and
+//! delivers finished background jobs.
 
 pub mod anthropic;
 pub mod compact;

@@ -1,5 +1,5 @@
-//! The provider trait: one streamed model reply per request. Real providers (OpenAI-compatible,
-//! Anthropic) implement the same trait in a later stage; `replay` implements it today.
+//! The provider trait: one streamed model reply per request. `openai` (any OpenAI-compatible
+//! server), `anthropic` and the scripted `replay` implement it.
 
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
