@@ -1033,3 +1033,72 @@ async fn cancelling_a_run_that_waits_on_a_workflow_cancels_the_workflow() {
     }
     assert_eq!(status, Some(JobStatus::Cancelled));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_background_agent_waiting_for_approval_shows_its_job_as_waiting() {
+    let f = fx();
+    let leader = session(&f, "leader.default");
+    let w = f
+        .engine
+        .create_agent(Some(&leader), "writer", json!({}), None)
+        .expect("writer");
+    let source = scripts(
+        &[
+            (
+                "leader.default",
+                vec![
+                    turn(
+                        "",
+                        json!([{"name": "invoke_agent", "arguments": {"sessionId": w.id, "message": "draft", "background": true}}]),
+                    ),
+                    turn("Started.", json!([])),
+                    turn("Got it.", json!([])),
+                ],
+            ),
+            (
+                "writer",
+                vec![
+                    turn(
+                        "",
+                        json!([{"name": "write", "arguments": {"path": "ch.md", "content": "Draft."}}]),
+                    ),
+                    turn("Written.", json!([])),
+                ],
+            ),
+        ],
+        0,
+    );
+    let host = Host::attach(f.engine.clone(), source, Approval::Queue);
+    host.invoke(prompt(&leader, "go")).await.expect("run");
+    let mut pending = Vec::new();
+    for _ in 0..500 {
+        pending = f.engine.pending();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(pending.len(), 1, "the writer's write waits for the author");
+    let mut waiting = false;
+    for _ in 0..300 {
+        if f.engine.jobs().get("job-1").map(|r| r.snapshot.status) == Some(JobStatus::Waiting) {
+            waiting = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(waiting, "{:?}", f.engine.jobs().get("job-1"));
+    f.engine
+        .decide(&pending[0].call_id, nbook::engine::Decision::Approve)
+        .expect("approve");
+    let mut status = None;
+    for _ in 0..500 {
+        status = f.engine.jobs().get("job-1").map(|r| r.snapshot.status);
+        if status.is_some_and(|s| s.is_final()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, Some(JobStatus::Completed));
+    assert!(f.engine.workspace().root().join("ch.md").exists());
+}

@@ -30,7 +30,7 @@ use crate::engine::agents::{
 };
 use crate::engine::jobs::{DeliveryStatus, JobKind, JobSnapshot, JobStart};
 use crate::engine::profiles::Profile;
-use crate::engine::{Approval, Engine, SessionId};
+use crate::engine::{Approval, Engine, EngineEvent, SessionId, SessionState};
 
 /// Picks the provider for a profile, with an optional per-invocation model key.
 pub type ProviderSource =
@@ -407,14 +407,19 @@ impl Host {
     }
 
     /// Tell the owner of a finished job, as a message that starts its next turn.
-    fn deliver(&self, snap: JobSnapshot) {
+    fn deliver(&self, event: JobSnapshot) {
+        // Judge the job as it is now, not as the (possibly older) event saw it: a job must be
+        // delivered once, however many events it sent after it ended.
+        let Some(record) = self.engine.jobs().get(&event.job_id) else {
+            return;
+        };
+        let snap = record.snapshot.clone();
         if !snap.status.is_final() || snap.delivery_status != DeliveryStatus::Pending {
             return;
         }
         let Some(owner) = snap.owner_session_id.clone() else {
             return;
         };
-        let record = self.engine.jobs().get(&snap.job_id);
         let mut text = format!(
             "<system-reminder>\nBackground job {} ({}) ended: {}.",
             snap.job_id,
@@ -424,7 +429,7 @@ impl Host {
         if let Some(e) = &snap.error {
             text.push_str(&format!("\nError: {e}"));
         }
-        if let Some(result) = record.and_then(|r| r.result) {
+        if let Some(result) = record.result {
             text.push_str(&format!(
                 "\nResult:\n{}",
                 serde_json::to_string_pretty(&result).unwrap_or_default()
@@ -473,6 +478,8 @@ impl Host {
                 preview: req.message.as_ref().map(|m| m.chars().take(120).collect()),
             })
             .map_err(|e| e.to_string())?;
+        // Subscribed before the run starts, so no state change of the agent is missed.
+        let mut events = self.engine.subscribe();
         let rx = match self.submit(InvokeRequest {
             // The job, not the caller's run, waits for this one: no cancel cascade.
             caller: None,
@@ -489,6 +496,24 @@ impl Host {
         };
         let id = job_id.clone();
         self.rt.spawn(async move {
+            // The job is `waiting` while its agent waits for the author, `running` otherwise.
+            let (jobs, sid3, id3) = (me.engine.jobs().clone(), sid.clone(), id.clone());
+            let follower = tokio::spawn(async move {
+                loop {
+                    match events.recv().await {
+                        Ok(EngineEvent::Session { session }) if session.id == sid3 => {
+                            let waiting = matches!(
+                                session.state,
+                                SessionState::WaitingApproval | SessionState::WaitingInput
+                            );
+                            let _ = jobs.set_waiting(&id3, waiting);
+                        }
+                        Ok(_) => {}
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(_) => break,
+                    }
+                }
+            });
             let watch = token.clone();
             let sid2 = sid.clone();
             let me2 = me.clone();
@@ -506,6 +531,7 @@ impl Host {
                 Err(_) => Err("the invocation was dropped".into()),
             };
             canceller.abort();
+            follower.abort();
             if let Err(e) = me.engine.jobs().finish(&id, result) {
                 tracing::warn!("job {id}: {e}");
             }

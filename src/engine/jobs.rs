@@ -288,6 +288,14 @@ impl JobStore {
 
     /// Running ⇄ waiting (a workflow asking the author).
     pub fn set_waiting(&self, id: &str, waiting: bool) -> Result<(), JobError> {
+        let target = if waiting {
+            JobStatus::Waiting
+        } else {
+            JobStatus::Running
+        };
+        if self.get(id).is_some_and(|r| r.snapshot.status == target) {
+            return Ok(());
+        }
         self.update(id, |r| {
             if !r.snapshot.status.is_final() {
                 r.snapshot.status = if waiting {

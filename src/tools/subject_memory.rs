@@ -319,6 +319,15 @@ impl Tool for SubjectMemoryUpdate {
                 Some(&format!("Memory: {}", s.display())),
             )
             .map_err(|e| fail(format!("cannot start the memory curator: {e}")))?;
+        // If the run that called this is cancelled, stop the curator it waits on. (The token
+        // also fires when this call returns; cancelling an idle session does nothing.)
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let (token, host, curator) = (ctx.cancel.clone(), host.clone(), session.id.clone());
+            rt.spawn(async move {
+                token.cancelled().await;
+                host.cancel_session(&curator);
+            });
+        }
         let curated = update::curate(&loaded.items, &update::first_message(&initial), |m| {
             ask_curator(host.as_ref(), &session.id, &ctx.call_id, m)
         })
