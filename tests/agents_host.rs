@@ -1102,3 +1102,89 @@ async fn a_background_agent_waiting_for_approval_shows_its_job_as_waiting() {
     assert_eq!(status, Some(JobStatus::Completed));
     assert!(f.engine.workspace().root().join("ch.md").exists());
 }
+
+/// A summarizer whose server is down; counts the requests it gets.
+struct DownSummarizer(std::sync::atomic::AtomicUsize);
+
+impl Provider for DownSummarizer {
+    fn name(&self) -> &str {
+        "down"
+    }
+    fn stream(
+        &self,
+        _req: nbook::agent::ModelRequest,
+    ) -> futures::stream::BoxStream<
+        'static,
+        Result<nbook::agent::ModelEvent, nbook::agent::ProviderError>,
+    > {
+        use futures::StreamExt;
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        futures::stream::once(async {
+            Err(nbook::agent::ProviderError::Request(
+                "connection refused".into(),
+            ))
+        })
+        .boxed()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_summarizer_is_asked_once_per_run_and_old_outputs_are_dropped() {
+    let f = fx();
+    let sid = session(&f, "writer");
+    std::fs::write(
+        f.engine.workspace().root().join("big.md"),
+        "The fog came in off the Ness and sat on the water. ".repeat(400),
+    )
+    .expect("write");
+    let reads: Vec<Value> = (0..4)
+        .map(|_| {
+            turn(
+                "",
+                json!([{"name": "read", "arguments": {"path": "big.md"}}]),
+            )
+        })
+        .chain([turn("Done.", json!([]))])
+        .collect();
+    let text = reads
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let writer: Arc<dyn Provider> = Arc::new(ReplayProvider::parse(&text, "w").expect("script"));
+    let down = Arc::new(DownSummarizer(Default::default()));
+    let mut opts = nbook::agent::RunOptions::new(Approval::Fail, Default::default());
+    opts.context_window = Some(16_000);
+    opts.summarizer = Some(down.clone());
+    let out = nbook::agent::run_invocation(
+        f.engine.clone(),
+        sid.clone(),
+        writer,
+        nbook::agent::Start::Prompt("Read it four times.".into()),
+        opts,
+    )
+    .await
+    .expect("run");
+    assert_eq!(out.final_text, "Done.");
+    let methods: Vec<String> = f
+        .engine
+        .session_log(&sid)
+        .expect("log")
+        .lines
+        .iter()
+        .filter_map(|l| match &l.record {
+            LogRecord::Compaction { method, .. } => Some(method.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(methods.len() >= 2, "{methods:?}");
+    assert!(
+        methods.iter().all(|m| m == "dropped_tool_outputs"),
+        "{methods:?}"
+    );
+    assert_eq!(
+        down.0.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "the summarizer is not asked again after it failed"
+    );
+}

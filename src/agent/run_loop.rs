@@ -291,6 +291,7 @@ pub async fn run_invocation(
         messages.push(Message::User { text: message });
     }
     let (in_price, out_price) = provider.prices();
+    let mut summarizer_failed = false;
 
     while out.turns < MAX_TURNS {
         if opts.cancel.is_cancelled() {
@@ -306,16 +307,20 @@ pub async fn run_invocation(
         let system = system_prompt(&engine, &session_id);
         let tools = tool_specs(&engine, &session_id);
         if let Some(window) = opts.context_window {
-            messages = compact_if_needed(
+            // After the summarizer failed once in this run, compact by dropping only: asking a
+            // failing model again every turn would cost a request per turn for nothing.
+            let summarizer = opts.summarizer.clone().filter(|_| !summarizer_failed);
+            let (kept, failed) = compact_if_needed(
                 &engine,
                 &session_id,
                 messages,
-                &system,
-                &tools,
+                (&system, &tools),
                 window,
-                &opts,
+                summarizer,
             )
             .await?;
+            messages = kept;
+            summarizer_failed |= failed;
         }
         let req = ModelRequest {
             system,
@@ -441,16 +446,16 @@ pub async fn run_invocation(
 }
 
 /// Compact the transcript when it nears the window; the result is logged so the next run
-/// (and a restart) rebuilds the same history.
+/// (and a restart) rebuilds the same history. Also says whether a summarizer was asked and
+/// failed.
 async fn compact_if_needed(
     engine: &Engine,
     session_id: &str,
     messages: Vec<Message>,
-    system: &str,
-    tools: &[ToolSpec],
+    (system, tools): (&str, &[ToolSpec]),
     window: usize,
-    opts: &RunOptions,
-) -> Result<Vec<Message>, EngineError> {
+    summarizer: Option<Arc<dyn Provider>>,
+) -> Result<(Vec<Message>, bool), EngineError> {
     let policy = compact::CompactionPolicy::for_window(window);
     let fixed = system.len() / 4
         + tools
@@ -458,16 +463,17 @@ async fn compact_if_needed(
             .map(|t| (t.description.len() + t.parameters.to_string().len()) / 4)
             .sum::<usize>();
     if !compact::needs_compaction(&messages, fixed, &policy) {
-        return Ok(messages);
+        return Ok((messages, false));
     }
     let summarizer_prompt = engine
         .profiles()
         .get("summarizer")
         .map(|p| p.prompt.clone())
         .unwrap_or_default();
-    let done = match &opts.summarizer {
+    let asked = summarizer.is_some();
+    let done = match summarizer {
         Some(p) => {
-            let f = compact::summarize_with(p.clone(), summarizer_prompt);
+            let f = compact::summarize_with(p, summarizer_prompt);
             compact::compact(&messages, fixed, &policy, f).await
         }
         None => {
@@ -489,7 +495,8 @@ async fn compact_if_needed(
                 .collect(),
         },
     )?;
-    Ok(done.messages)
+    let failed = asked && done.details.summary_error.is_some();
+    Ok((done.messages, failed))
 }
 
 /// Run one turn's calls: a run of consecutive parallel-safe calls goes concurrently; any other
