@@ -84,6 +84,21 @@ fn call(name: &str, arguments: Value) -> nbook::engine::ToolCall {
     }
 }
 
+/// Poll `cond` every 10 ms for up to 5 s; fail naming `what` if it never holds.
+async fn eventually(what: &str, cond: impl Fn() -> bool) {
+    for _ in 0..500 {
+        if cond() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting until {what}");
+}
+
+fn job_status(f: &Fx, id: &str) -> Option<JobStatus> {
+    f.engine.jobs().get(id).map(|r| r.snapshot.status)
+}
+
 fn turn(text: &str, calls: Value) -> Value {
     json!({"text": text, "tool_calls": calls})
 }
@@ -396,26 +411,14 @@ async fn cancelling_the_leader_cancels_the_writer_it_waits_on() {
     );
     let host = Host::attach(f.engine.clone(), source, Approval::Queue);
     let run = host.submit(prompt(&leader, "go")).expect("start");
-    for _ in 0..200 {
-        if host.is_running(&w.id) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(host.is_running(&w.id), "the writer runs");
+    eventually("the writer runs", || host.is_running(&w.id)).await;
     assert!(host.cancel(&leader));
     let out = tokio::time::timeout(Duration::from_secs(10), run)
         .await
         .expect("the leader stops")
         .expect("outcome");
     assert_eq!(out.status, "error");
-    for _ in 0..200 {
-        if !host.is_running(&w.id) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(!host.is_running(&w.id), "the cancel reached the writer");
+    eventually("the cancel reached the writer", || !host.is_running(&w.id)).await;
     let wlog = f.engine.session_log(&w.id).expect("log");
     assert!(wlog.lines.iter().any(
         |l| matches!(&l.record, LogRecord::Lifecycle { status, .. } if status == "cancelled")
@@ -466,18 +469,15 @@ async fn background_invoke_is_a_job_whose_result_starts_the_owners_next_turn() {
         .and_then(|d| d["jobId"].as_str())
         .expect("job id")
         .to_string();
-    let mut delivered = false;
-    for _ in 0..300 {
-        let snap = f.engine.jobs().get(&job).expect("job").snapshot;
-        if snap.delivery_status == DeliveryStatus::Accepted && !host.is_running(&leader) {
-            delivered = users(&f.engine, &leader).len() == 2;
-            if delivered {
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(delivered, "the job result was delivered to the leader");
+    eventually("the job result was delivered to the leader", || {
+        f.engine
+            .jobs()
+            .get(&job)
+            .is_some_and(|r| r.snapshot.delivery_status == DeliveryStatus::Accepted)
+            && !host.is_running(&leader)
+            && users(&f.engine, &leader).len() == 2
+    })
+    .await;
     let rec = f.engine.jobs().get(&job).expect("job");
     assert_eq!(rec.snapshot.status, JobStatus::Completed);
     assert_eq!(
@@ -872,26 +872,13 @@ async fn background_bash_jobs_finish_or_are_killed_by_cancel_job() {
     host.invoke(prompt(&leader, "check the weather"))
         .await
         .expect("run");
-    let mut ok = false;
-    for _ in 0..500 {
-        let a = f.engine.jobs().get("job-1").map(|r| r.snapshot.status);
-        let b = f.engine.jobs().get("job-2").map(|r| r.snapshot.status);
-        if a == Some(JobStatus::Completed)
-            && b == Some(JobStatus::Cancelled)
+    eventually("job-1 completed, job-2 cancelled, both delivered", || {
+        job_status(&f, "job-1") == Some(JobStatus::Completed)
+            && job_status(&f, "job-2") == Some(JobStatus::Cancelled)
             && !host.is_running(&leader)
             && users(&f.engine, &leader).len() >= 3
-        {
-            ok = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        ok,
-        "jobs: {:?}\nresults: {:?}",
-        f.engine.jobs().list(None, None),
-        results(&f.engine, &leader)
-    );
+    })
+    .await;
     let done = f.engine.jobs().get("job-1").expect("job-1");
     assert!(done.result.expect("result")["output"]
         .as_str()
@@ -1012,26 +999,17 @@ async fn cancelling_a_run_that_waits_on_a_workflow_cancels_the_workflow() {
         },
     );
     let run = host.submit(prompt(&leader, "go")).expect("start");
-    let mut started = false;
-    for _ in 0..300 {
-        if f.engine.jobs().get("job-1").is_some() {
-            started = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(started, "the workflow job started");
+    eventually("the workflow job started", || {
+        job_status(&f, "job-1").is_some()
+    })
+    .await;
     assert!(host.cancel(&leader));
     run.await.expect("outcome");
-    let mut status = None;
-    for _ in 0..500 {
-        status = f.engine.jobs().get("job-1").map(|r| r.snapshot.status);
-        if status.is_some_and(|s| s.is_final()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(status, Some(JobStatus::Cancelled));
+    eventually("job-1 ended", || {
+        job_status(&f, "job-1").is_some_and(|s| s.is_final())
+    })
+    .await;
+    assert_eq!(job_status(&f, "job-1"), Some(JobStatus::Cancelled));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -1070,36 +1048,24 @@ async fn a_background_agent_waiting_for_approval_shows_its_job_as_waiting() {
     );
     let host = Host::attach(f.engine.clone(), source, Approval::Queue);
     host.invoke(prompt(&leader, "go")).await.expect("run");
-    let mut pending = Vec::new();
-    for _ in 0..500 {
-        pending = f.engine.pending();
-        if !pending.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(pending.len(), 1, "the writer's write waits for the author");
-    let mut waiting = false;
-    for _ in 0..300 {
-        if f.engine.jobs().get("job-1").map(|r| r.snapshot.status) == Some(JobStatus::Waiting) {
-            waiting = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(waiting, "{:?}", f.engine.jobs().get("job-1"));
+    eventually("the writer's write waits for the author", || {
+        !f.engine.pending().is_empty()
+    })
+    .await;
+    let pending = f.engine.pending();
+    assert_eq!(pending.len(), 1);
+    eventually("job-1 shows waiting", || {
+        job_status(&f, "job-1") == Some(JobStatus::Waiting)
+    })
+    .await;
     f.engine
         .decide(&pending[0].call_id, nbook::engine::Decision::Approve)
         .expect("approve");
-    let mut status = None;
-    for _ in 0..500 {
-        status = f.engine.jobs().get("job-1").map(|r| r.snapshot.status);
-        if status.is_some_and(|s| s.is_final()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(status, Some(JobStatus::Completed));
+    eventually("job-1 ended", || {
+        job_status(&f, "job-1").is_some_and(|s| s.is_final())
+    })
+    .await;
+    assert_eq!(job_status(&f, "job-1"), Some(JobStatus::Completed));
     assert!(f.engine.workspace().root().join("ch.md").exists());
 }
 

@@ -455,8 +455,8 @@ pub fn composer_height(app: &AppState) -> u16 {
     lines.clamp(1, 6) as u16 + 2
 }
 
-fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
-    let t = &app.theme;
+/// The key hint on the last (up to two) rows of `area`; returns the area above it.
+fn draw_hint(app: &AppState, area: Rect, buf: &mut Buffer) -> Rect {
     let hint = sessions_hint(app);
     let hint_rows: Vec<Line<'static>> = wrap_line(&hint, area.width as usize, 2)
         .into_iter()
@@ -471,12 +471,17 @@ fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
             row,
         );
     }
-    let above_hint = Rect::new(
+    Rect::new(
         area.x,
         area.y,
         area.width,
         area.height.saturating_sub(hint_h),
-    );
+    )
+}
+
+fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let above_hint = draw_hint(app, area, buf);
     let Some(info) = app.sessions.selected() else {
         let new = key(app, Command::NewSession, Context::Sessions);
         draw_top_down(
@@ -714,26 +719,7 @@ pub fn draw_job_row(app: &AppState, j: &JobSnapshot, row: Rect, buf: &mut Buffer
 
 fn job_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let hint = sessions_hint(app);
-    let hint_rows: Vec<Line<'static>> = wrap_line(&hint, area.width as usize, 2)
-        .into_iter()
-        .take(2)
-        .collect();
-    let hint_h = hint_rows.len() as u16;
-    for (i, row) in hint_rows.iter().enumerate() {
-        put_line(
-            buf,
-            area,
-            area.height.saturating_sub(hint_h) + i as u16,
-            row,
-        );
-    }
-    let body = Rect::new(
-        area.x,
-        area.y,
-        area.width,
-        area.height.saturating_sub(hint_h),
-    );
+    let body = draw_hint(app, area, buf);
     let Some(j) = app.sessions.jobs.selected() else {
         draw_top_down(
             body,
