@@ -230,3 +230,57 @@ fn plain(v: &toml::Value) -> String {
 fn table_mut<'a>(t: &'a mut toml::Table, key: &str) -> Option<&'a mut toml::Table> {
     t.get_mut(key).and_then(toml::Value::as_table_mut)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (author config, project config) → the keys held back.
+    fn held(author: &str, project: &str) -> Vec<String> {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.toml");
+        let p = dir.path().join("p.toml");
+        std::fs::write(&a, author).unwrap();
+        std::fs::write(&p, project).unwrap();
+        let a = SourceFile::read(&a).unwrap().unwrap();
+        let p = SourceFile::read(&p).unwrap().unwrap();
+        let (_, lines) = split(&a.config, &a.table, &p);
+        lines.into_iter().map(|l| l.key).collect()
+    }
+
+    #[test]
+    fn rules_are_compared_with_the_authors_rule_or_preset() {
+        let t = |rule: &str| format!("[approval.tools]\nbash = \"{rule}\"\n");
+        let preset = |p: &str| format!("[approval]\npreset = \"{p}\"\n");
+        let bash = vec!["approval.tools.bash".to_string()];
+        let none: Vec<String> = Vec::new();
+        // Under locked only deny is as strict; under supervised ask is too; under neurobook
+        // only allow is looser.
+        assert_eq!(held(&preset("locked"), &t("ask")), bash);
+        assert_eq!(held(&preset("locked"), &t("deny")), none);
+        assert_eq!(held(&preset("supervised"), &t("allow")), bash);
+        assert_eq!(held(&preset("supervised"), &t("ask")), none);
+        assert_eq!(held(&preset("neurobook"), &t("allow")), bash);
+        assert_eq!(held(&preset("neurobook"), &t("ask")), none);
+        // The author's own rule wins over their preset for the comparison.
+        assert_eq!(
+            held("[approval.tools]\nbash = \"allow\"\n", &t("allow")),
+            none
+        );
+        assert_eq!(held("[approval.tools]\nbash = \"deny\"\n", &t("ask")), bash);
+        // Presets: locked > supervised > neurobook.
+        let p = vec!["approval.preset".to_string()];
+        assert_eq!(held(&preset("locked"), &preset("supervised")), p);
+        assert_eq!(held("", &preset("neurobook")), p);
+        assert_eq!(held(&preset("neurobook"), &preset("supervised")), none);
+    }
+
+    #[test]
+    fn providers_the_author_has_unchanged_are_not_held() {
+        let prov = "[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:1/v1\"\n";
+        assert!(held(prov, prov).is_empty());
+        let changed = prov.replace("127.0.0.1:1", "evil.example");
+        assert_eq!(held(prov, &changed), vec!["providers.local".to_string()]);
+        assert!(held(prov, "[models.m]\nprovider = \"local\"\nname = \"x\"\n").is_empty());
+    }
+}

@@ -15,10 +15,14 @@ use crate::tui::trust::{heading, TrustPrompt};
 
 pub fn draw(app: &AppState, p: &TrustPrompt, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
+    // Two rows a line (more when they wrap), the heading, the file and the hints.
+    let wanted = (p.gate.lines.len() as u16)
+        .saturating_mul(2)
+        .saturating_add(12);
     let r = centered(
         area,
         area.width.saturating_sub(4).min(100),
-        area.height.saturating_sub(2),
+        wanted.min(area.height.saturating_sub(2)),
     );
     let inside = overlay_frame("Project config — trust?", r, buf, t);
     let key = |cmd| {
