@@ -99,6 +99,12 @@ impl Env {
         std::fs::write(dir.join("config.toml"), toml).unwrap();
     }
 
+    /// The author's own config (`NBOOK_HOME/config.toml`): a project config may only tighten
+    /// it, so looser presets are set here.
+    fn write_global_config(&self, toml: &str) {
+        std::fs::write(self.home().join("config.toml"), toml).unwrap();
+    }
+
     fn script(&self, lines: &[Value]) -> PathBuf {
         let path = self.tmp.path().join("script.jsonl");
         let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
@@ -634,7 +640,7 @@ fn locked_preset_refuses_writes() {
 #[test]
 fn neurobook_preset_runs_writes_in_normal_mode_and_asks_in_discuss() {
     let env = Env::new();
-    env.write_config("[approval]\npreset = \"neurobook\"\n");
+    env.write_global_config("[approval]\npreset = \"neurobook\"\n");
     let out = env.call("write", &write_args("nb.md", "runs at once\n"), &[]);
     assert_exit(&out, 0);
     assert_eq!(

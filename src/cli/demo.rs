@@ -76,7 +76,8 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
         origin_call_id: None,
     })
     .map_err(Failure::tool)?;
-    let code = super::open::launch(engine, host.clone(), dirs, Some(session.id.clone())).await;
+    let code =
+        super::open::launch(engine, host.clone(), dirs, Some(session.id.clone()), None).await;
     host.cancel(&session.id);
     eprintln!("The demo project is at {}", dest.display());
     code

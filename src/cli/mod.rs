@@ -8,13 +8,14 @@ mod open;
 mod run;
 mod sessions;
 mod tools;
+mod trust;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{Config, Dirs};
+use crate::config::{Config, Dirs, LoadReport};
 use crate::engine::{Engine, Mode};
 use crate::workspace::Workspace;
 
@@ -92,6 +93,20 @@ pub enum Command {
         approve_all: bool,
         #[arg(long)]
         reject_all: bool,
+    },
+    /// Trust a project's .nbook/config.toml to loosen your approval policy (prints what it
+    /// loosens); the trust is kept in the config dir and dropped when the file changes
+    Trust {
+        /// The project folder
+        path: PathBuf,
+        /// Only show what the project config loosens and whether it is trusted
+        #[arg(long, conflicts_with = "revoke")]
+        show: bool,
+        /// Forget the trust of this project
+        #[arg(long)]
+        revoke: bool,
+        #[arg(long)]
+        json: bool,
     },
     /// List sessions
     Sessions {
@@ -244,18 +259,42 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             .await
         }
         Some(Command::Sessions { project, json }) => sessions::sessions(&project, json, dirs),
+        Some(Command::Trust {
+            path,
+            show,
+            revoke,
+            json,
+        }) => trust::trust(&path, trust::Action::pick(show, revoke), json, &dirs),
     }
 }
 
-/// Open the engine on a project folder, with config loaded (global + project).
+/// Open the engine on a project folder, with config loaded (global + project); config
+/// warnings and the project lines held back until trusted go to stderr.
 pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failure> {
-    let ws = Workspace::open(path).map_err(Failure::usage)?;
-    let config = Config::load(dirs, Some(ws.root())).map_err(Failure::usage)?;
-    let engine = Engine::open(ws, config, dirs).map_err(Failure::tool)?;
+    let (engine, report) = open_engine_report(path, dirs)?;
+    for note in report.notes() {
+        eprintln!("nbook: warning: {note}");
+    }
     for e in engine.profile_errors() {
         eprintln!("nbook: warning: {e}");
     }
     Ok(engine)
+}
+
+/// Open the engine and return what loading the config found, for a front end that shows it
+/// itself (the TUI). Tool names in `[approval.tools]` are checked against the registry here.
+pub fn open_engine_report(
+    path: &std::path::Path,
+    dirs: &Dirs,
+) -> Result<(Engine, LoadReport), Failure> {
+    let ws = Workspace::open(path).map_err(Failure::usage)?;
+    let mut report = Config::load_report(dirs, Some(ws.root())).map_err(Failure::usage)?;
+    let engine = Engine::open(ws, report.config.clone(), dirs).map_err(Failure::tool)?;
+    report.check_tool_names(engine.registry().names());
+    for note in report.notes() {
+        tracing::warn!("config: {note}");
+    }
+    Ok((engine, report))
 }
 
 /// Logs go to `<logs>/nbook.log` (filter from `NBOOK_LOG`), never to the terminal.

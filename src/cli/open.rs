@@ -3,20 +3,22 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use super::{exit, open_engine, Failure};
+use super::{exit, open_engine_report, Failure};
 use crate::agent::host::{config_providers, Host};
 use crate::config::Dirs;
 use crate::engine::Approval;
 use crate::tui::{self, TuiOptions};
 
 pub async fn open(path: PathBuf, dirs: Dirs) -> Result<u8, Failure> {
-    let engine = Arc::new(open_engine(&path, &dirs)?);
+    // The TUI shows config warnings and held project lines itself (stderr is hidden by it).
+    let (engine, report) = open_engine_report(&path, &dirs)?;
+    let engine = Arc::new(engine);
     let host = Host::attach(
         engine.clone(),
         config_providers(engine.config().clone()),
         Approval::Queue,
     );
-    launch(engine, host, dirs, None).await
+    launch(engine, host, dirs, None, Some(report)).await
 }
 
 pub async fn launch(
@@ -24,6 +26,7 @@ pub async fn launch(
     host: Arc<Host>,
     dirs: Dirs,
     focus_session: Option<String>,
+    config_report: Option<crate::config::LoadReport>,
 ) -> Result<u8, Failure> {
     tui::run(
         engine,
@@ -31,6 +34,7 @@ pub async fn launch(
             dirs,
             host,
             focus_session,
+            config_report,
         },
     )
     .await

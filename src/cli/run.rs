@@ -54,8 +54,10 @@ fn provider_for(a: &RunArgs) -> Result<Arc<dyn Provider>, Failure> {
 }
 
 pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
-    let provider = provider_for(&a)?;
+    // Open the engine first so config notes (project lines held until trusted, such as a
+    // project-defined provider) are on stderr before a provider error that they explain.
     let engine = Arc::new(open_engine(&a.project, &dirs)?);
+    let provider = provider_for(&a)?;
     let mut events = engine.subscribe();
     let printer = tokio::spawn(async move {
         while let Ok(ev) = events.recv().await {

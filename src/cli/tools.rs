@@ -1,14 +1,21 @@
 //! `nbook tools`: every tool with its group, mutation declaration and the profiles that may
 //! use it; `--profile P` narrows to P's allowlist (tools of later stages are marked).
+//!
+//! Config warnings and, with `--project`, the project config lines held back until the author
+//! trusts them go to stderr in both formats. `--json` keeps its array of rows (scripts rely on
+//! it) and gives each row `ignored_config`: the held lines that would change how that tool is
+//! gated (its own `[approval.tools]` rule and, for mutating tools, a looser preset; for web
+//! tools the `[web]` lines).
 
 use std::path::PathBuf;
 
 use serde::Serialize;
 
 use super::{exit, Failure};
-use crate::config::Dirs;
+use crate::config::{Config, Dirs, Loosening};
 use crate::engine::profiles::Profiles;
 use crate::engine::registry::Registry;
+use crate::workspace::Workspace;
 
 #[derive(Serialize)]
 struct Row {
@@ -17,6 +24,7 @@ struct Row {
     mutates: String,
     available: bool,
     profiles: Vec<String>,
+    ignored_config: Vec<Loosening>,
 }
 
 pub fn tools(
@@ -26,15 +34,37 @@ pub fn tools(
     dirs: &Dirs,
 ) -> Result<u8, Failure> {
     let mut extra = vec![dirs.config.join("profiles")];
-    if let Some(p) = project {
+    // The project's root as the engine sees it (what a trust is bound to); a folder that is
+    // not a project is used as given, as before.
+    let root = project.map(|p| match Workspace::open(&p) {
+        Ok(ws) => ws.root().to_path_buf(),
+        Err(_) => p,
+    });
+    if let Some(p) = &root {
         extra.push(p.join(".nbook").join("profiles"));
     }
+    let mut report = Config::load_report(dirs, root.as_deref()).map_err(Failure::usage)?;
     let (profiles, errors) = Profiles::load(&extra);
     for e in &errors {
         eprintln!("nbook: warning: {e}");
     }
     let mut registry = Registry::default();
     crate::tools::register_all(&mut registry).map_err(Failure::tool)?;
+    report.check_tool_names(registry.names());
+    for note in report.notes() {
+        eprintln!("nbook: warning: {note}");
+    }
+    let held: Vec<Loosening> = report.held().map(|g| g.lines.clone()).unwrap_or_default();
+    let ignored = |tool: &str, group: &str, mutates: bool| -> Vec<Loosening> {
+        held.iter()
+            .filter(|l| {
+                l.key == format!("approval.tools.{tool}")
+                    || (mutates && l.key == "approval.preset")
+                    || (group == "web" && l.key.starts_with("web."))
+            })
+            .cloned()
+            .collect()
+    };
     let users = |tool: &str| -> Vec<String> {
         profiles
             .iter()
@@ -50,6 +80,11 @@ pub fn tools(
             mutates: t.tool.mutates().label().into(),
             available: true,
             profiles: users(t.tool.name()),
+            ignored_config: ignored(
+                t.tool.name(),
+                t.tool.group(),
+                t.tool.mutates().label() != "no",
+            ),
         })
         .collect();
     if let Some(key) = &profile {
@@ -65,6 +100,7 @@ pub fn tools(
                     mutates: "-".into(),
                     available: false,
                     profiles: users(name),
+                    ignored_config: Vec::new(),
                 });
             }
         }

@@ -73,6 +73,7 @@ commands! {
     Submit = "submit": "Submit the input (also in the argument editor)",
     Cancel = "cancel": "Cancel / close",
     Confirm = "confirm": "Confirm the dialog",
+    TrustConfig = "trust_config": "Trust this project's config to loosen your approval policy (the trust dialog at open)",
     PrevItem = "prev_item": "Previous item (lists) · cursor up (editor)",
     NextItem = "next_item": "Next item (lists) · cursor down (editor)",
     StoryToggleTree = "story_toggle_tree": "Story: switch between the carrier tree (acts → chapters) and the causal tree (phases → threads)",
@@ -166,6 +167,7 @@ impl Command {
                 | Command::Submit
                 | Command::Cancel
                 | Command::Confirm
+                | Command::TrustConfig
                 | Command::PrevItem
                 | Command::NextItem
                 | Command::ToggleEntry
@@ -285,6 +287,12 @@ pub enum Action {
 /// Work `update` asks for; the runtime executes it (off the UI task when heavy).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
+    /// Record the author's trust of a project config (in the config dir, bound to its hash).
+    TrustProjectConfig {
+        project: String,
+        sha256: String,
+        lines: Vec<String>,
+    },
     Decide {
         call_id: String,
         decision: Decision,

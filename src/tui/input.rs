@@ -1,5 +1,5 @@
 //! Overlays (help, palette, finder, confirm-quit, reject reason, argument editor, approval
-//! detail, the answer and new-session forms) and the text fields inside them (tui-textarea).
+//! detail, the answer and new-session forms, the project-config trust prompt) and the text fields inside them (tui-textarea).
 //! Keys reach a text field only when no `[input]` (or `[form]`, `[composer]`) binding claims
 //! them; every keystroke there arms the approval typing guard.
 
@@ -53,6 +53,8 @@ pub enum Overlay {
     Answer(Box<super::forms::AnswerForm>),
     /// Starting a session: profile, model, title.
     NewSession(Box<super::forms::NewSessionForm>),
+    /// At open: the project config lines that would loosen the author's policy.
+    Trust(Box<super::trust::TrustPrompt>),
 }
 
 impl std::fmt::Debug for Overlay {
@@ -75,6 +77,7 @@ impl Overlay {
             Overlay::World(o) => o.name(),
             Overlay::Answer(_) => "answer",
             Overlay::NewSession(_) => "new_session",
+            Overlay::Trust(_) => "trust",
         }
     }
 

@@ -18,6 +18,7 @@ pub mod sessions;
 pub mod story;
 pub mod terminal;
 pub mod theme;
+pub mod trust;
 mod update_approvals;
 mod update_files;
 mod update_forms;
@@ -50,6 +51,8 @@ pub struct TuiOptions {
     pub host: Arc<crate::agent::host::Host>,
     /// A session to select (and focus the Sessions pane on) at start.
     pub focus_session: Option<String>,
+    /// What loading the config found (warnings, project lines held until trusted).
+    pub config_report: Option<crate::config::LoadReport>,
 }
 
 /// Build the UI state for an engine (no terminal needed; used by `run` and the benches).
@@ -109,16 +112,20 @@ pub async fn run(engine: Arc<Engine>, opts: TuiOptions) -> Result<(), TuiError> 
     // Subscribe before reading the queue so no request is missed (duplicates are dropped).
     let sub = engine.subscribe();
     let jobs_sub = engine.jobs().subscribe();
-    let app = build_app(
+    let mut app = build_app(
         &engine,
         &opts.dirs,
         opts.focus_session,
         (size.width, size.height),
     );
+    if let Some(report) = &opts.config_report {
+        app.config_report(report);
+    }
     let sources = runtime::Sources {
         events: sub,
         jobs: jobs_sub,
         host: Some(opts.host),
+        dirs: Some(opts.dirs.clone()),
     };
     let result = runtime::run_loop(engine, sources, app, &mut term, started).await;
     drop(guard);

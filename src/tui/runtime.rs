@@ -60,6 +60,8 @@ pub struct Executor {
     /// Runs the agents the author prompts, steers and cancels (absent in tests and benches
     /// that only load data: those effects then say so).
     pub host: Option<Arc<Host>>,
+    /// The config dir, where the author's trust of a project config is recorded.
+    pub dirs: Option<crate::config::Dirs>,
 }
 
 impl Executor {
@@ -73,11 +75,17 @@ impl Executor {
             db,
             author_session: Arc::default(),
             host: None,
+            dirs: None,
         }
     }
 
     pub fn with_host(mut self, host: Option<Arc<Host>>) -> Executor {
         self.host = host;
+        self
+    }
+
+    pub fn with_dirs(mut self, dirs: Option<crate::config::Dirs>) -> Executor {
+        self.dirs = dirs;
         self
     }
 
@@ -150,6 +158,28 @@ impl Executor {
     pub fn execute(&self, fx: Effect) -> bool {
         match fx {
             Effect::Quit => return true,
+            Effect::TrustProjectConfig {
+                project,
+                sha256,
+                lines,
+            } => {
+                let result = match &self.dirs {
+                    None => Err("no config dir in this view".to_string()),
+                    Some(d) => crate::config::trust::trust(
+                        d,
+                        std::path::Path::new(&project),
+                        &sha256,
+                        lines,
+                    )
+                    .map_err(|e| e.to_string()),
+                };
+                self.send(match result {
+                    Ok(_) => Action::Notice(format!(
+                        "Trusted {project}'s config: its lines apply the next time you open the project."
+                    )),
+                    Err(e) => Action::EffectFailed(format!("cannot record the trust: {e}")),
+                });
+            }
             Effect::Decide { call_id, decision } => {
                 if let Err(e) = self.engine.decide(&call_id, decision) {
                     self.send(Action::EffectFailed(format!(
@@ -294,6 +324,8 @@ pub struct Sources {
     /// Subscribed before the app read the job list.
     pub jobs: broadcast::Receiver<JobSnapshot>,
     pub host: Option<Arc<Host>>,
+    /// The config dir (for recording trust); absent in tests that do not trust.
+    pub dirs: Option<crate::config::Dirs>,
 }
 
 fn spawn_sources(
@@ -404,7 +436,9 @@ pub async fn run_loop(
 ) -> Result<(), TuiError> {
     let (tx, mut rx) = unbounded_channel::<Msg>();
     let tasks = spawn_sources(sources.events, sources.jobs, &tx);
-    let exec = Executor::new(engine.clone(), tx.clone()).with_host(sources.host);
+    let exec = Executor::new(engine.clone(), tx.clone())
+        .with_host(sources.host)
+        .with_dirs(sources.dirs);
     let mut quit = false;
     for fx in app.start() {
         quit |= exec.execute(fx);

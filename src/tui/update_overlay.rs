@@ -124,6 +124,9 @@ impl AppState {
         if let Some(Overlay::Story(_)) = &self.overlay {
             return self.story_overlay_command(cmd);
         }
+        if let Some(Overlay::Trust(_)) = &self.overlay {
+            return self.trust_command(cmd);
+        }
         let max = self.overlay_scroll_max();
         let Some(overlay) = &mut self.overlay else {
             return Vec::new();
@@ -240,9 +243,11 @@ impl AppState {
                 }
                 _ => Vec::new(),
             },
-            Overlay::Story(_) | Overlay::World(_) | Overlay::Answer(_) | Overlay::NewSession(_) => {
-                Vec::new()
-            }
+            Overlay::Story(_)
+            | Overlay::World(_)
+            | Overlay::Answer(_)
+            | Overlay::NewSession(_)
+            | Overlay::Trust(_) => Vec::new(),
         }
     }
 

@@ -14,6 +14,7 @@ pub mod story;
 pub mod story_detail;
 mod story_fields;
 pub mod story_overlays;
+pub mod trust;
 pub mod world;
 pub mod world_detail;
 pub mod wrap;

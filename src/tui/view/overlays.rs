@@ -207,6 +207,7 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
         Overlay::Answer(form) => super::forms::draw_answer_form(app, form, area, buf),
         Overlay::NewSession(form) => super::forms::draw_new_session(app, form, area, buf),
         Overlay::World(o) => super::world::draw_overlay(app, o, area, buf),
+        Overlay::Trust(p) => super::trust::draw(app, p, area, buf),
         Overlay::Detail { call_id, scroll } => {
             let r = centered(
                 area,

@@ -1,5 +1,18 @@
 //! Configuration: where nbook keeps its files (`directories`, overridden by `NBOOK_HOME`), and
-//! `config.toml` (global) merged with the project's `.nbook/config.toml` (project wins).
+//! `config.toml` (global, the author's) merged with the project's `.nbook/config.toml`. The
+//! project wins only where it tightens the author's policy or does not touch it; lines that
+//! loosen it wait until the author trusts that file (`gate`, `trust`). Unknown keys and rules
+//! for tools nbook does not have are warnings with file and line (`source`, `report`).
+
+mod gate;
+mod report;
+mod source;
+pub mod trust;
+
+pub use gate::Loosening;
+pub use report::{LoadReport, ProjectGate};
+pub use source::{sha256_hex, ConfigWarning};
+pub use trust::TrustState;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,6 +97,9 @@ pub enum ToolRule {
     Deny,
 }
 
+/// `[approval]`. Unlike the rest of the config an unknown key here is an error, not a warning:
+/// a misspelt `preset` would otherwise run under a looser policy than the author wrote. (A
+/// misspelt tool name under `[approval.tools]` is a map key, reported as a warning.)
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApprovalConfig {
@@ -171,24 +187,75 @@ pub struct WebConfig {
 }
 
 impl Config {
-    /// Global config, then the project's `.nbook/config.toml` on top (tables merge key by key).
+    /// The effective config: global, then what the project's `.nbook/config.toml` may apply.
     pub fn load(dirs: &Dirs, project_root: Option<&Path>) -> Result<Config, ConfigError> {
+        Config::load_report(dirs, project_root).map(|r| r.config)
+    }
+
+    /// The effective config with what loading found: warnings and the project lines held
+    /// back until the author trusts them. Reads each file once, so the hash a trust is checked
+    /// against is the hash of the bytes that apply.
+    pub fn load_report(
+        dirs: &Dirs,
+        project_root: Option<&Path>,
+    ) -> Result<LoadReport, ConfigError> {
+        let mut report = LoadReport::default();
         let mut merged = toml::Table::new();
-        let mut files = vec![dirs.config.join("config.toml")];
+        let global = source::SourceFile::read(&dirs.config.join("config.toml"))?;
+        let (author, author_raw) = match &global {
+            Some(g) => {
+                report.warnings.extend(g.unknown_key_warnings());
+                report.tool_keys.extend(g.tool_keys());
+                merge(&mut merged, g.table.clone());
+                (g.config.clone(), g.table.clone())
+            }
+            None => (Config::default(), toml::Table::new()),
+        };
         if let Some(root) = project_root {
-            files.push(root.join(".nbook").join("config.toml"));
-        }
-        for file in files {
-            if let Some(table) = read_table(&file)? {
-                merge(&mut merged, table);
+            let path = root.join(".nbook").join("config.toml");
+            if let Some(p) = source::SourceFile::read(&path)? {
+                report.warnings.extend(p.unknown_key_warnings());
+                report.tool_keys.extend(p.tool_keys());
+                let (accepted, lines) = gate::split(&author, &author_raw, &p);
+                if lines.is_empty() {
+                    merge(&mut merged, accepted);
+                } else {
+                    let project = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+                    // A broken trust store trusts nothing; say so and keep going.
+                    let state = trust::state(dirs, &project, &p.sha256).unwrap_or_else(|e| {
+                        report.warnings.push(ConfigWarning {
+                            file: trust::store_path(dirs).display().to_string(),
+                            line: 0,
+                            message: format!("{e}; no project config is trusted"),
+                        });
+                        TrustState::NotTrusted
+                    });
+                    let gate = ProjectGate {
+                        file: p.display(),
+                        project: project.display().to_string(),
+                        sha256: p.sha256.clone(),
+                        trust: state,
+                        lines,
+                    };
+                    merge(
+                        &mut merged,
+                        if gate.applied() {
+                            p.table.clone()
+                        } else {
+                            accepted
+                        },
+                    );
+                    report.project = Some(gate);
+                }
             }
         }
-        toml::Value::Table(merged)
+        report.config = toml::Value::Table(merged)
             .try_into()
             .map_err(|e: toml::de::Error| ConfigError::Parse {
                 path: "config".into(),
                 message: e.message().to_string(),
-            })
+            })?;
+        Ok(report)
     }
 
     pub fn parse(text: &str, path: &str) -> Result<Config, ConfigError> {
@@ -197,34 +264,6 @@ impl Config {
             message: e.to_string(),
         })
     }
-}
-
-fn read_table(path: &Path) -> Result<Option<toml::Table>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.display().to_string(),
-                source,
-            })
-        }
-    };
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| ConfigError::Parse {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-    // Validate each file on its own so an error names the file it is in.
-    let _: Config =
-        toml::Value::Table(table.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| ConfigError::Parse {
-                path: path.display().to_string(),
-                message: e.message().to_string(),
-            })?;
-    Ok(Some(table))
 }
 
 fn merge(base: &mut toml::Table, over: toml::Table) {
