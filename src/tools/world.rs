@@ -3,8 +3,9 @@
 //!
 //! `execute_world` is a staging tool: the script runs inside one SQLite transaction; a script
 //! that only read is complete at once (never waits for approval), one that wrote is held with
-//! its transaction open and a preview of the slices and the subject states before → after, and
-//! the author's approval commits it while a rejection (or cancellation) rolls it back.
+//! its transaction open and a preview of the error issues it creates, the slices and the subject
+//! states before → after, and the author's approval commits it while a rejection (or
+//! cancellation) rolls it back.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
