@@ -312,3 +312,63 @@ async fn references_and_anchors_are_checked_on_write_and_flagged_on_read() {
     let list = b.ok("get_story_decision", json!({})).await;
     assert_eq!(list[0]["serves"][0]["valid"], false);
 }
+
+/// Issue 12 rule 9: `decide` identifies the chosen option by its text, so two options whose
+/// text is equal after trimming are refused on create and on update, and nothing is written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_option_texts_are_refused_on_create_and_update() {
+    let b = book();
+    let before = b.db_bytes();
+    let mut args = create();
+    args["options"] =
+        json!([{"option": "Elspeth"}, {"option": "Thomas"}, {"option": "  Elspeth "}]);
+    let e = b
+        .fails(
+            "save_story_decision",
+            args,
+            &["/options/2/option", "Elspeth", "/options/0/option"],
+        )
+        .await;
+    assert!(e.contains("trimming"), "{e}");
+    assert_eq!(b.db_bytes(), before, "a refused create writes nothing");
+    let count = || {
+        b.conn()
+            .query_row("SELECT count(*) FROM StoryDecision", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap()
+    };
+    assert_eq!(count(), 0);
+    b.ok("save_story_decision", create()).await;
+    let options = || {
+        b.conn()
+            .query_row(
+                "SELECT options, updatedAt FROM StoryDecision WHERE id = 1",
+                [],
+                |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)),
+            )
+            .unwrap()
+    };
+    let stored = options();
+    b.fails(
+        "save_story_decision",
+        json!({"action": "update", "decisionId": "1", "title": "Renamed",
+               "options": [{"option": "Nobody"}, {"option": "Nobody\t", "note": "again"}]}),
+        &["/options/1/option", "Nobody"],
+    )
+    .await;
+    assert_eq!(options(), stored, "a refused update changes nothing");
+    let d = b.ok("get_story_decision", json!({"decisionId": "1"})).await;
+    assert_eq!(
+        d["title"], "Who writes the book",
+        "nothing of the refused update was written"
+    );
+    // Distinct texts are fine, and are stored trimmed.
+    let d = b
+        .ok(
+            "save_story_decision",
+            json!({"action": "update", "decisionId": "1", "options": [{"option": " Nobody "}, {"option": "Somebody"}]}),
+        )
+        .await;
+    assert_eq!(d["options"][0]["option"], "Nobody");
+}

@@ -277,3 +277,61 @@ fn odd_sizes_do_not_panic() {
     assert!(render(&mut app, 10, 5).contains("small"));
     let _ = Mode::Normal;
 }
+
+/// An execute_world write that creates error issues: the approval lists them first, as
+/// warnings (code, label, subject, path — message), above the slices and the state diff.
+#[test]
+fn approval_world_write_with_issues() {
+    use nbook::engine::types::{FieldChange, PreviewBody, RecordChange};
+    use nbook::world::sandbox::preview::ISSUES_ACTION;
+    use serde_json::{json, Value};
+    let field = |f: &str, b: Value, a: Value| FieldChange {
+        field: f.into(),
+        before: b,
+        after: a,
+    };
+    let changes = vec![
+        RecordChange {
+            record: "1 error issue this write creates (the patches stay in their slices and are skipped when state is computed)".into(),
+            action: ISSUES_ACTION.into(),
+            fields: vec![field(
+                "E1 broken-relative c-erina /gold",
+                Value::Null,
+                json!("increment /gold on c-erina: there is no number to increment"),
+            )],
+        },
+        RecordChange {
+            record: "slice 3f2a9c1d at 1914-01-03 00:00 «Erina finds gold»".into(),
+            action: "write".into(),
+            fields: vec![
+                field("time", Value::Null, json!("1914-01-03 00:00")),
+                field("title", Value::Null, json!("Erina finds gold")),
+                field("patches", Value::Null, json!(["c-erina increment /gold 5"])),
+            ],
+        },
+        RecordChange {
+            record: "subject c-erina «Erina» (character) at 1914-01-03 00:00".into(),
+            action: "unchanged".into(),
+            fields: vec![],
+        },
+    ];
+    snap("approval_world_issues", |w, h| {
+        let (mut app, _) = empty_app_with(
+            w,
+            h,
+            vec![],
+            vec![pending(
+                "call-world",
+                "execute_world",
+                PreviewBody::Records {
+                    changes: changes.clone(),
+                },
+                "execute_world: write 1 slice; 0 subject states change; 1 error issue",
+                true,
+                nbook::engine::Mode::Normal,
+            )],
+        );
+        app.focus = Pane::Approvals;
+        app
+    });
+}

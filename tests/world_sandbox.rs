@@ -110,7 +110,7 @@ fn bad_input_is_a_clear_error_and_writes_nothing() {
         ("return 1 +;", "SyntaxError"),
         ("const a = 1;\nconst b = 2;\nnull.boom;", "TypeError"),
         ("await world.slice.write({time: world.time.parse('2020-05-01'), patches: [{subjectId: 'x', type: 'dragon', path: '/a', op: 'replace', value: 1}]});", "unknown subject type \"dragon\""),
-        ("await world.slice.write({time: world.time.parse('2020-05-01'), patches: [{subjectId: 'c-ada', path: '/location/name', op: 'replace', value: 'x'}]});", "through the reference /location"),
+        ("await world.slice.write({time: world.time.parse('2020-05-01'), patches: [{subjectId: 'c-ada', path: '/events/0', op: 'replace', value: {text: 'x'}}]});", "embedding-text list"),
         ("await world.slice.write({time: world.time.parse('2020-05-01'), patches: [{subjectId: 'c-ada', path: '/gold', op: 'increment', value: 'lots'}]});", "finite number"),
         ("await world.slice.write({time: world.time.parse('2020-05-01'), patches: [{subjectId: 'c-ada', path: '/name', op: 'increment', value: 1}]});", "increment is not allowed"),
         ("await world.slice.write({time: world.time.parse('2020-04-05 12:00'), patches: [{subjectId: 'c-ada', path: '/gold', op: 'increment', value: 1}]});", "already holds slice"),

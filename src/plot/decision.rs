@@ -31,17 +31,24 @@ fn blank(v: &Option<String>) -> bool {
     v.as_deref().is_none_or(|s| s.trim().is_empty())
 }
 
+/// Trim each option and refuse duplicates: `decide` finds the chosen option by its text, so two
+/// equal texts would make the rejected-alternative skeletons ambiguous.
 fn normalize_options(options: &[DecisionOption]) -> PlotResult<Vec<DecisionOption>> {
-    options
-        .iter()
-        .enumerate()
-        .map(|(i, o)| {
-            Ok(DecisionOption {
-                option: required_text(&format!("/options/{i}/option"), &o.option)?,
-                note: o.note.clone(),
-            })
-        })
-        .collect()
+    let mut out: Vec<DecisionOption> = Vec::with_capacity(options.len());
+    for (i, o) in options.iter().enumerate() {
+        let option = required_text(&format!("/options/{i}/option"), &o.option)?;
+        if let Some(j) = out.iter().position(|x| x.option == option) {
+            return Err(PlotError::invalid(
+                &format!("/options/{i}/option"),
+                format!("'{option}' repeats /options/{j}/option (options are compared after trimming); each option needs its own text, because decide identifies the chosen option by it"),
+            ));
+        }
+        out.push(DecisionOption {
+            option,
+            note: o.note.clone(),
+        });
+    }
+    Ok(out)
 }
 
 fn normalize_rejected(items: &[RejectedAlternative]) -> PlotResult<Vec<RejectedAlternative>> {

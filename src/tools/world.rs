@@ -3,8 +3,9 @@
 //!
 //! `execute_world` is a staging tool: the script runs inside one SQLite transaction; a script
 //! that only read is complete at once (never waits for approval), one that wrote is held with
-//! its transaction open and a preview of the slices and the subject states before → after, and
-//! the author's approval commits it while a rejection (or cancellation) rolls it back.
+//! its transaction open and a preview of the error issues it creates, the slices and the subject
+//! states before → after, and the author's approval commits it while a rejection (or
+//! cancellation) rolls it back.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -26,11 +27,20 @@ The code is the body of an async function; `return` a JSON-able value (≤10 240
 world.time.parse(text) → instant, world.time.format(instant) → text, world.time.now() → latest slice instant; \
 world.subject.get(id, {deref?, derefDepth? 1–5, at?}) → attrs|null, world.subject.gets(ids, opts), world.subject.list(type?) → [{id,type,name}], world.subject.findRefs(targetId, sourceType?, {at?}) → [{subjectId, attr}]; \
 world.search.text(query, {k?, threshold?, types?, attrs?, at?}) → [{subjectId, attr, text, score}]; \
-world.slice.list({from?, to?, limit?, withPatches?, subjectIds?, subjectMode? any|all}), world.slice.get(sliceId); \
-with write access also world.slice.write({time, title?, summary?, kind?, patches:[{subjectId, path, op: replace|increment|append|remove, value?, summary?, type? and name? on a new subject's first patch}]}) → {sliceId, issues}, \
-world.slice.editPatches(sliceId, [{patchId, set:{…}} | {patchId, remove:true} | {add: patch}], {time?, title?, summary?, kind?}) (patch ids change on every edit), world.slice.delete(sliceId). \
-`at`, `time`, `from`, `to` take a BigInt, an integer or a date in the project calendar. One slice per instant, ≤100 patches. \
-The whole script is one transaction: throw to undo everything; a script that wrote waits for the author's approval. Result: {data, issues}; throw on error issues, report advisories. \
+world.slice.list({from?, to?, limit? (positive integer; without from/to the latest N), withPatches?, subjectIds?, subjectMode? any|all (needs subjectIds)}) → [{id, instant, title, summary, kind, patchCount, patches?, issues}] (≤1000; from after to, or subjectIds naming no known subject, throw), \
+world.slice.get(sliceId) → the same plus previousInstant (an unknown id throws); \
+with write access also world.slice.write({time, title?, summary?, kind?, patches:[{subjectId, path, op: replace|increment|append|remove, value?, summary?, type?, name?}]}) → {sliceId, issues}, \
+world.slice.editPatches(sliceId, [{patchId, set:{path?, op?, value?, summary?}} | {patchId, remove:true} | {add: patch}], {time?, title?, summary?, kind?}) → {sliceId, issues} (all patch ids change on every edit; add cannot create subjects), \
+world.slice.delete(sliceId) → {issues} (the error issues of its subjects, recomputed). Unknown slice or patch ids throw. \
+A slice holds 1 to 100 patches; one slice per instant. A new subject needs `type` (and optionally `name`) on any of its patches in the slice that creates it; on an existing subject type/name are ignored. \
+replace on a missing nested path creates the objects on the way (/stats/str → {stats: {str: …}}); remove deletes one key or index. \
+Embedding-text lists (events) take only append of {text: \"non-empty\"} (no vector or other fields; no replace/remove inside, e.g. /events/0); records (memory) take replace at /memory/<key>. \
+A patch that cannot apply at its instant does NOT fail the write: the slice is kept with all its patches, the failing patch is skipped when state is computed, and an issue is returned and listed on the slice until a later write fixes it: \
+E1 broken-relative (increment/append without a usable base, e.g. before the base is written), E3 invalid-path (list index past the end, a path through a scalar), E4 cross-ref (a path through a subject:// reference); E2 dangling-ref and E5 embedding-whole-replace are refused. \
+Writing a base into the past clears a later E1 and reports A1 base-shifted; A2 masked = a later absolute change overrides this one. \
+Issues are {code, label, severity (error|advisory), sliceId?, patchId?, subjectId, attr, path?, op?, title, message, explanation{whatHappened, whyItMatters, suggestedAction}}. \
+`at`, `time`, `from`, `to` take a BigInt, an integer or a date in the project calendar. \
+The whole script is one transaction: throw to undo everything (throw on an error issue you did not intend); a script that wrote waits for the author's approval, whose preview lists every error issue the write creates. Result: {data, issues}; report advisories. \
 Limits: 5 s (read-only) / 15 s (writing), 64 MiB, no file/network/process access; console.log is captured.";
 
 impl Tool for ExecuteWorld {

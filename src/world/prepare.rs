@@ -1,17 +1,20 @@
 //! Checking and completing the patches of a slice before it is written.
 //!
-//! NeuroBook reports most problems as issues after the write; nbook is stricter where a
-//! patch cannot possibly do what it says: a patch that fails at its own instant (E1, E3, E4,
-//! E5), an op the attribute's kind does not allow, a value of the wrong type, an unknown
-//! subject type or a reference to a missing subject makes the whole write fail with a message
-//! naming the patch, and nothing is written. Effects on *later* slices are still reported as
-//! issues (and advisories), since the author may intend them.
+//! As in NeuroBook, a patch that cannot apply at its instant does not fail the write: the slice
+//! is stored with all its patches, the problem becomes an issue on it (E1 no usable base, E3 a
+//! path through a scalar or past a list's end, E4 a path through a reference), and the patch is
+//! skipped whenever state is computed — until a later write (a base written into the past, an
+//! edit) fixes it. The caller returns the issues and the script decides.
 //!
-//! Completions, as NeuroBook does: a subject's first slice declares its `type` (and `name`)
-//! and gets the type's defaults prepended; an `append` to a declared list still missing at that
-//! instant gets a `replace []` first. Beyond NeuroBook (commented choice): a `replace` at
-//! `/<attr>/<key>` of a declared object or record still missing gets a `replace {}` first, so
-//! `memory` entries can be written without ceremony.
+//! Refused, writing nothing: an empty slice or more than 100 patches, a subject that does not
+//! exist and gets no `type`, a type the schema does not declare, an op the attribute's kind
+//! does not allow, a value of the wrong type, a whole-list replace of an embedding container
+//! with content (E5), any change inside an embedding-text list other than `append` of `{text}`,
+//! and a reference to a missing subject (E2).
+//!
+//! Completions, as NeuroBook does: a new subject's type (declared on any of its patches in the
+//! creating slice) gets its defaults prepended; an `append` to a declared list still missing at
+//! that instant gets a `replace []` first.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -139,9 +142,8 @@ pub fn new_id() -> String {
 }
 
 impl WorldStore<'_> {
-    /// Check `patches` for a slice at `instant` and complete them. `old` are the patches of the
-    /// slice being edited (already removed from the database), used only to allow `type` on
-    /// patches of subjects that slice created.
+    /// Check `patches` for a slice at `instant` and complete them. `allow_new_subjects` is
+    /// false for editPatches, which cannot register subjects.
     pub(crate) fn prepare(
         &self,
         slice_id: &str,
@@ -149,87 +151,23 @@ impl WorldStore<'_> {
         patches: &[NewPatch],
         allow_new_subjects: bool,
     ) -> Result<Prepared, WorldError> {
+        if patches.is_empty() {
+            return Err(WorldError::invalid(format!(
+                "a slice holds 1 to {MAX_PATCHES} patches; this one has none — give at least one patch (to remove a slice, use world.slice.delete)"
+            )));
+        }
         if patches.len() > MAX_PATCHES {
             return Err(WorldError::invalid(format!(
-                "a slice holds at most {MAX_PATCHES} patches; this one has {} — split it over several instants",
+                "a slice holds 1 to {MAX_PATCHES} patches; this one has {} — split it over several instants",
                 patches.len()
             )));
         }
-        // Resolve subjects.
-        let mut subjects: Vec<Subject> = Vec::new();
-        let mut new_subjects: Vec<Subject> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
-        for (n, p) in patches.iter().enumerate() {
-            let at = |why: String| {
-                WorldError::Invalid(format!(
-                    "patch {n} ({} {} on {}): {why}",
-                    p.op.as_str(),
-                    p.path,
-                    p.subject_id
-                ))
-            };
-            if !schema::valid_id(&p.subject_id) {
-                return Err(at(
-                    "a subject id must be non-empty text without surrounding spaces".into(),
-                ));
-            }
-            pointer::parse(&p.path).map_err(at)?;
-            if let Some(&i) = index.get(&p.subject_id) {
-                if let Some(t) = &p.declared_type {
-                    if t != &subjects[i].kind {
-                        return Err(at(format!(
-                            "subject {} is a {}, not a {t}",
-                            p.subject_id, subjects[i].kind
-                        )));
-                    }
-                }
-                continue;
-            }
-            let subject = match self.subject(&p.subject_id)? {
-                Some(s) => {
-                    if let Some(t) = p.declared_type.as_ref().filter(|t| **t != s.kind) {
-                        return Err(at(format!(
-                            "subject {} already exists as a {}, not a {t}",
-                            s.id, s.kind
-                        )));
-                    }
-                    if let Some(name) = p.name.as_ref().filter(|n| **n != s.name) {
-                        return Err(at(format!(
-                            "subject {} is already named {:?}; a name is given once, when the subject is created (keep names that change over time in an attribute such as /name), not {name:?}",
-                            s.id, s.name
-                        )));
-                    }
-                    s
-                }
-                None => {
-                    let Some(t) = &p.declared_type else {
-                        return Err(at(format!(
-                            "there is no subject {:?}; to create it, give its first patch `type` (one of: {}) and optionally `name`",
-                            p.subject_id,
-                            self.schema.type_names().join(", ")
-                        )));
-                    };
-                    if !self.schema.has_type(t) {
-                        return Err(at(format!(
-                            "unknown subject type {t:?}; world-engine/schema.toml declares: {}",
-                            self.schema.type_names().join(", ")
-                        )));
-                    }
-                    if !allow_new_subjects {
-                        return Err(at("editPatches cannot register new subjects; create it with world.slice.write".into()));
-                    }
-                    let s = Subject {
-                        id: p.subject_id.clone(),
-                        kind: t.clone(),
-                        name: p.name.clone().unwrap_or_default(),
-                    };
-                    new_subjects.push(s.clone());
-                    s
-                }
-            };
-            index.insert(p.subject_id.clone(), subjects.len());
-            subjects.push(subject);
-        }
+        let (subjects, new_subjects) = self.resolve_subjects(patches, allow_new_subjects)?;
+        let index: HashMap<&str, usize> = subjects
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.id.as_str(), i))
+            .collect();
         // Defaults of new subjects come first.
         let mut full: Vec<NewPatch> = Vec::new();
         for s in &new_subjects {
@@ -271,57 +209,40 @@ impl WorldStore<'_> {
                     p.subject_id
                 ))
             };
-            let s = &subjects[index[&p.subject_id]];
+            let s = &subjects[index[p.subject_id.as_str()]];
             let tokens = pointer::parse(&p.path).map_err(at)?;
             let node = self.schema.node(&s.kind, &tokens);
-            match &node {
-                Node::ThroughRef(r) => {
+            // A path through a reference or a scalar is kept and flagged (E4/E3) below, as
+            // NeuroBook does; everything else must fit the schema.
+            if !matches!(node, Node::ThroughRef(_) | Node::ThroughScalar(_)) {
+                check_embedding_list(self.schema, &s.kind, &tokens, p.op).map_err(at)?;
+                if !node.allows(p.op) {
+                    let ops: Vec<&str> = [Op::Replace, Op::Increment, Op::Append, Op::Remove]
+                        .into_iter()
+                        .filter(|o| node.allows(*o))
+                        .map(Op::as_str)
+                        .collect();
                     return Err(at(format!(
-                        "the path goes through the reference {r}; change the referenced subject with its own id instead (E4)"
-                    )))
+                        "{} is not allowed on {}; allowed: {}",
+                        p.op.as_str(),
+                        node.label(),
+                        ops.join(", ")
+                    )));
                 }
-                Node::ThroughScalar(r) => return Err(at(format!("{r} is a scalar attribute; the path cannot go inside it"))),
-                _ => {}
+                check_value(&node, p.op, p.value.as_ref()).map_err(at)?;
             }
-            if !node.allows(p.op) {
-                let ops: Vec<&str> = [Op::Replace, Op::Increment, Op::Append, Op::Remove]
-                    .into_iter()
-                    .filter(|o| node.allows(*o))
-                    .map(Op::as_str)
-                    .collect();
-                return Err(at(format!(
-                    "{} is not allowed on {}; allowed: {}",
-                    p.op.as_str(),
-                    node.label(),
-                    ops.join(", ")
-                )));
-            }
-            check_value(&node, p.op, p.value.as_ref()).map_err(at)?;
             let red = states
                 .get_mut(&s.id)
                 .ok_or_else(|| at("internal: no state".into()))?;
-            if let Some(fill) = completion(
-                &self
-                    .schema
-                    .node(&s.kind, &tokens[..tokens.len().saturating_sub(1)]),
-                &node,
-                p,
-                &tokens,
-                &red.state,
-            ) {
+            if let Some(fill) = completion(&node, p, &tokens, &red.state) {
                 rows.push(self.row(slice_id, instant, rows.len(), &fill));
                 let last = rows.len() - 1;
                 red.apply(self.schema, &s.kind, &rows[last]);
             }
             rows.push(self.row(slice_id, instant, rows.len(), p));
-            let before = red.issues.len();
+            // A patch that cannot apply is kept: the reduction records its issue (the write
+            // reports it) and skips it, as every later reduction will until a write fixes it.
             red.apply(self.schema, &s.kind, &rows[rows.len() - 1]);
-            if let Some(issue) = red.issues.get(before) {
-                return Err(at(format!(
-                    "{} ({}): {}",
-                    issue.title, issue.code, issue.message
-                )));
-            }
         }
         if rows.len() > MAX_PATCHES {
             return Err(WorldError::invalid(format!(
@@ -361,6 +282,102 @@ impl WorldStore<'_> {
         })
     }
 
+    /// The subjects `patches` touch, in order of first appearance, and which of them are new.
+    /// A new subject's `type` (and `name`) may sit on any of its patches in this slice; on a
+    /// subject that exists they are ignored, as NeuroBook does.
+    fn resolve_subjects(
+        &self,
+        patches: &[NewPatch],
+        allow_new_subjects: bool,
+    ) -> Result<(Vec<Subject>, Vec<Subject>), WorldError> {
+        let mut subjects: Vec<Subject> = Vec::new();
+        let mut new_subjects: Vec<Subject> = Vec::new();
+        for (n, p) in patches.iter().enumerate() {
+            let at = |why: String| {
+                WorldError::Invalid(format!(
+                    "patch {n} ({} {} on {}): {why}",
+                    p.op.as_str(),
+                    p.path,
+                    p.subject_id
+                ))
+            };
+            if !schema::valid_id(&p.subject_id) {
+                return Err(at(
+                    "a subject id must be non-empty text without surrounding spaces".into(),
+                ));
+            }
+            pointer::parse(&p.path).map_err(at)?;
+            if subjects.iter().any(|s| s.id == p.subject_id) {
+                continue;
+            }
+            if let Some(s) = self.subject(&p.subject_id)? {
+                subjects.push(s);
+                continue;
+            }
+            let mine = || {
+                patches
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| q.subject_id == p.subject_id)
+            };
+            let mut kind: Option<(usize, &String)> = None;
+            let mut name: Option<(usize, &String)> = None;
+            for (m, q) in mine() {
+                if let Some(t) = &q.declared_type {
+                    match kind {
+                        Some((first, k)) if k != t => {
+                            return Err(at(format!(
+                                "patch {first} declares subject {} a {k} and patch {m} a {t}; a subject has one type",
+                                p.subject_id
+                            )))
+                        }
+                        Some(_) => {}
+                        None => kind = Some((m, t)),
+                    }
+                }
+                if let Some(x) = &q.name {
+                    match name {
+                        Some((first, y)) if y != x => {
+                            return Err(at(format!(
+                                "patch {first} names subject {} {y:?} and patch {m} {x:?}; give its name once",
+                                p.subject_id
+                            )))
+                        }
+                        Some(_) => {}
+                        None => name = Some((m, x)),
+                    }
+                }
+            }
+            let Some((_, t)) = kind else {
+                return Err(at(format!(
+                    "there is no subject {:?}; to create it, give one of its patches in this slice `type` (one of: {}) and optionally `name`",
+                    p.subject_id,
+                    self.schema.type_names().join(", ")
+                )));
+            };
+            if !self.schema.has_type(t) {
+                return Err(at(format!(
+                    "unknown subject type {t:?}; world-engine/schema.toml declares: {}",
+                    self.schema.type_names().join(", ")
+                )));
+            }
+            if !allow_new_subjects {
+                return Err(at(
+                    "editPatches cannot register new subjects; create it with world.slice.write"
+                        .into(),
+                ));
+            }
+            let s = Subject {
+                id: p.subject_id.clone(),
+                kind: t.clone(),
+                name: name.map(|(_, x)| x.clone()).unwrap_or_default(),
+            };
+            new_subjects.push(s.clone());
+            subjects.push(s);
+        }
+        Ok((subjects, new_subjects))
+    }
+
     fn row(&self, slice_id: &str, instant: i64, seq: usize, p: &NewPatch) -> PatchRow {
         PatchRow {
             rowid: i64::MAX,
@@ -377,46 +394,56 @@ impl WorldStore<'_> {
     }
 }
 
-/// The patch to insert before `p`, if it builds on a declared container missing here.
+/// The `replace []` to insert before an append to a declared list still missing here (as
+/// NeuroBook does). Missing objects need no completion: a replace creates them.
 fn completion(
-    parent: &Node<'_>,
     node: &Node<'_>,
     p: &NewPatch,
     tokens: &[String],
     state: &Map<String, Value>,
 ) -> Option<NewPatch> {
-    let missing = |toks: &[String]| lookup(state, toks).is_none();
-    let fill = |toks: &[String], v: Value| NewPatch {
+    let list = matches!(
+        node,
+        Node::Typed(Attr {
+            kind: Kind::List { .. } | Kind::Embedding { record: false },
+            ..
+        })
+    );
+    (p.op == Op::Append && list && lookup(state, tokens).is_none()).then(|| NewPatch {
         subject_id: p.subject_id.clone(),
-        path: pointer::join(toks),
+        path: pointer::join(tokens),
         op: Op::Replace,
-        value: Some(v),
+        value: Some(Value::Array(vec![])),
         summary: Some("created for the next patch".into()),
         declared_type: None,
         name: None,
-    };
-    match (p.op, node) {
-        (
-            Op::Append,
-            Node::Typed(Attr {
-                kind: Kind::List { .. } | Kind::Embedding { record: false },
-                ..
-            }),
-        ) if missing(tokens) => Some(fill(tokens, Value::Array(vec![]))),
-        (Op::Replace, _) if tokens.len() >= 2 => {
-            let up = &tokens[..tokens.len() - 1];
-            let is_map = matches!(
-                parent,
-                Node::Typed(Attr {
-                    kind: Kind::Object { .. } | Kind::Embedding { record: true },
-                    ..
-                })
-            );
-            let grand_ok =
-                up.len() == 1 || lookup(state, &up[..up.len() - 1]).is_some_and(Value::is_object);
-            (is_map && missing(up) && grand_ok).then(|| fill(up, Value::Object(Map::new())))
-        }
-        _ => None,
+    })
+}
+
+/// Embedding-text lists (the schema's events) take `append` of `{text}` only (checked with the
+/// value); their items cannot be replaced or removed one by one, since search keeps them
+/// row by row.
+fn check_embedding_list(
+    schema: &schema::Schema,
+    kind: &str,
+    tokens: &[String],
+    op: Op,
+) -> Result<(), String> {
+    if tokens.len() < 2 {
+        return Ok(());
+    }
+    match schema.node(kind, &tokens[..1]) {
+        Node::Typed(Attr {
+            kind: Kind::Embedding { record: false },
+            ..
+        }) => Err(format!(
+            "/{} is an embedding-text list: its items cannot be changed one by one ({} on {}); add items with append of {{text}} at /{}",
+            pointer::escape(&tokens[0]),
+            op.as_str(),
+            pointer::join(tokens),
+            pointer::escape(&tokens[0])
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -188,10 +188,15 @@ pub fn apply_value(
             )),
         };
     };
-    // Walk to the parent container.
+    // Walk to the parent container. A replace creates missing objects on the way (NeuroBook:
+    // `/stats/str` on a subject without `stats` makes `{stats: {str: …}}`), never through a
+    // scalar (E3), a reference (E4) or past the end of a list (E3).
     let Some(first) = parents.first() else {
         return apply_in_object(state, last, op, value, unique);
     };
+    if op == Op::Replace && !state.contains_key(first) {
+        state.insert(first.clone(), Value::Object(Map::new()));
+    }
     let mut cur: &mut Value = match state.get_mut(first) {
         Some(v) => v,
         None => return missing_parent(op, &pointer::join(&parents[..1])),
@@ -199,10 +204,15 @@ pub fn apply_value(
     for (i, tok) in parents.iter().enumerate().skip(1) {
         let here = pointer::join(&parents[..i]);
         cur = match cur {
-            Value::Object(o) => match o.get_mut(tok) {
-                Some(v) => v,
-                None => return missing_parent(op, &pointer::join(&parents[..=i])),
-            },
+            Value::Object(o) => {
+                if op == Op::Replace && !o.contains_key(tok) {
+                    o.insert(tok.clone(), Value::Object(Map::new()));
+                }
+                match o.get_mut(tok) {
+                    Some(v) => v,
+                    None => return missing_parent(op, &pointer::join(&parents[..=i])),
+                }
+            }
             Value::Array(a) => {
                 let len = a.len();
                 match pointer::index(tok, len).filter(|i| *i < len) {
@@ -241,7 +251,7 @@ fn missing_parent(op: Op, at: &str) -> Result<(), Fail> {
         Op::Increment | Op::Append => Err((Code::E1, format!("{at} does not exist at this point"))),
         Op::Replace => Err((
             Code::E3,
-            format!("{at} does not exist at this point; set it first"),
+            format!("{at} is past the end of its list at this point"),
         )),
     }
 }

@@ -5,7 +5,7 @@
 //! best-effort checkpoint flush, so callers decide the transaction (the sandbox runs a whole
 //! script in one).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::Serialize;
@@ -452,6 +452,63 @@ impl<'c> WorldStore<'c> {
                     .prepare_cached(r#"SELECT count(*) FROM "WorldPatch" WHERE "sliceId" = ?1"#)?
                     .query_row([&s.id], |r| r.get(0))?;
             }
+        }
+        Ok(out)
+    }
+
+    /// The error issues of each slice's own patches, keyed by slice id: the E1/E3/E4/E5 its
+    /// patches raise and the E2 of references it wrote, as they stand at its instant. One
+    /// reduction pass per subject over all the slices, so listing many slices stays cheap.
+    pub fn issues_of_slices(
+        &self,
+        slices: &[(String, i64)],
+    ) -> Result<HashMap<String, Vec<Issue>>, WorldError> {
+        let mut out: HashMap<String, Vec<Issue>> = HashMap::new();
+        let mut by_subject: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
+        for (id, t) in slices {
+            out.entry(id.clone()).or_default();
+            let ids: Vec<String> = self
+                .conn
+                .prepare_cached(
+                    r#"SELECT DISTINCT "subjectId" FROM "WorldPatch" WHERE "sliceId" = ?1"#,
+                )?
+                .query_map([id], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            for s in ids {
+                by_subject.entry(s).or_default().push((*t, id.clone()));
+            }
+        }
+        for (sid, mut marks) in by_subject {
+            let Some(subject) = self.subject(&sid)? else {
+                continue;
+            };
+            marks.sort();
+            let mut at: Option<i64> = None;
+            let mut red = Reduced::default();
+            for (t, slice) in marks {
+                match at {
+                    None => red = self.reduced_at(&subject, t, None)?,
+                    Some(a) if a < t => {
+                        for p in self.patches_between(&sid, Some(a), t)? {
+                            red.apply(self.schema, &subject.kind, &p);
+                        }
+                    }
+                    Some(_) => {}
+                }
+                at = Some(t);
+                let mine = |i: &Issue| i.slice_id.as_deref() == Some(slice.as_str());
+                let list = out.entry(slice.clone()).or_default();
+                list.extend(red.issues.iter().filter(|i| mine(i)).cloned());
+                let mut type_of = |id: &str| self.subject(id).ok().flatten().map(|s| s.kind);
+                list.extend(
+                    reducer::check_refs(&red, self.schema, &sid, &subject.kind, &mut type_of)
+                        .into_iter()
+                        .filter(|i| mine(i)),
+                );
+            }
+        }
+        for v in out.values_mut() {
+            issues::dedup(v);
         }
         Ok(out)
     }

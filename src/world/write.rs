@@ -3,9 +3,11 @@
 //! and inside a caller's transaction alike; each costs O(log n) index work plus the touched
 //! subjects' patches since their last checkpoint — no scan of the timeline.
 //!
-//! Results carry issues: advisories A1/A2 when the change lies before later patches of the same
-//! value, and error issues that the change newly causes in later slices (e.g. an increment whose
-//! base this edit removed). Problems of the slice's own patches fail the write (see prepare.rs).
+//! Results carry issues: the error issues the change newly causes — in the slice itself (a
+//! patch that cannot apply at its instant is kept and flagged, see prepare.rs) and in later
+//! slices (an increment whose base this edit or delete removed) — then advisories A1/A2 when
+//! the change lies before later patches of the same value. A delete returns every error issue
+//! of the subjects it touched, recomputed at once.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -117,13 +119,20 @@ impl WorldStore<'_> {
             let slice_id = new_id();
             let prepared = self.prepare(&slice_id, s.instant, &s.patches, true)?;
             let later = self.with_later(&prepared.subjects, s.instant)?;
-            let before_now = self.issues_now(&later)?;
+            let existing: Vec<Subject> = prepared
+                .subjects
+                .iter()
+                .filter(|x| !prepared.new_subjects.iter().any(|n| n.id == x.id))
+                .cloned()
+                .collect();
+            let before_now = self.issues_now(&existing)?;
             self.conn
                 .prepare_cached(r#"INSERT INTO "WorldSlice" ("id","instant","title","summary","kind") VALUES (?1,?2,?3,?4,?5)"#)?
                 .execute(params![slice_id, s.instant, s.title, s.summary, s.kind])?;
             self.insert(&prepared)?;
-            let mut issues = self.advisories(&prepared.rows, &later)?;
-            issues.extend(self.new_issues_now(&later, &before_now)?);
+            // The slice's own error issues and those it causes later, then the advisories.
+            let mut issues = self.new_issues_now(&prepared.subjects, &before_now)?;
+            issues.extend(self.advisories(&prepared.rows, &later)?);
             let after = self.slice(&slice_id)?;
             Ok(WriteOutcome {
                 slice_id: slice_id.clone(),
@@ -196,8 +205,7 @@ impl WorldStore<'_> {
             self.check_free(instant, Some(slice_id))?;
             let old_subjects = self.subjects_of(&old_rows)?;
             let first = instant.min(before.instant);
-            let later_old = self.with_later(&old_subjects, first)?;
-            let before_now = self.issues_now(&later_old)?;
+            let before_now = self.issues_now(&old_subjects)?;
             // Take the old patches out, then check the new ones against the timeline without them.
             self.conn
                 .prepare_cached(r#"DELETE FROM "WorldPatch" WHERE "sliceId" = ?1"#)?
@@ -230,8 +238,8 @@ impl WorldStore<'_> {
                 })
             };
             let changed: Vec<PatchRow> = prepared.rows.iter().filter(|r| !same(r)).cloned().collect();
-            let mut issues = self.advisories(&changed, &later)?;
-            issues.extend(self.new_issues_now(&later, &before_now)?);
+            let mut issues = self.new_issues_now(&all, &before_now)?;
+            issues.extend(self.advisories(&changed, &later)?);
             let mut touched: Vec<(Subject, i64)> = old_subjects.iter().map(|s| (s.clone(), before.instant)).collect();
             touched.extend(prepared.subjects.iter().map(|s| (s.clone(), instant)));
             touched.dedup_by(|a, b| a.0.id == b.0.id && a.1 == b.1);
@@ -436,15 +444,14 @@ impl WorldStore<'_> {
         subjects: &[Subject],
         before: &[Issue],
     ) -> Result<Vec<Issue>, WorldError> {
-        let old: BTreeSet<_> = before
-            .iter()
-            .map(|i| (i.code.clone(), i.patch_id.clone(), i.path.clone()))
-            .collect();
-        Ok(self
+        let old: BTreeSet<_> = before.iter().map(Issue::key).collect();
+        let mut out: Vec<Issue> = self
             .issues_now(subjects)?
             .into_iter()
-            .filter(|i| !old.contains(&(i.code.clone(), i.patch_id.clone(), i.path.clone())))
-            .collect())
+            .filter(|i| !old.contains(&i.key()))
+            .collect();
+        issues::dedup(&mut out);
+        Ok(out)
     }
 
     /// A1/A2 for each new patch of a subject that has later patches.

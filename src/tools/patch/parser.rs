@@ -69,6 +69,10 @@ pub struct UpdateChunk {
     pub old_lines: Vec<String>,
     /// Lines that replace them (context and `+` lines), without their prefix.
     pub new_lines: Vec<String>,
+    /// Each context line (blank body lines included) as (index in `old_lines`, index in
+    /// `new_lines`): planning puts the file's own line there, since context only asserts what
+    /// the file holds (see `plan::compute_replacements`).
+    pub context: Vec<(usize, usize)>,
     /// The chunk ended with `*** End of File`: it must match the end of the file.
     pub is_end_of_file: bool,
 }
@@ -229,10 +233,15 @@ fn parse_chunk(
             idx += 1;
             break;
         }
-        if line.is_empty() {
-            chunk.old_lines.push(String::new());
-            chunk.new_lines.push(String::new());
-        } else if let Some(ctx) = line.strip_prefix(' ') {
+        let context = if line.is_empty() {
+            Some("")
+        } else {
+            line.strip_prefix(' ')
+        };
+        if let Some(ctx) = context {
+            chunk
+                .context
+                .push((chunk.old_lines.len(), chunk.new_lines.len()));
             chunk.old_lines.push(ctx.to_string());
             chunk.new_lines.push(ctx.to_string());
         } else if let Some(removed) = line.strip_prefix('-') {

@@ -14,12 +14,20 @@ fn err_text(patch: &str) -> String {
     }
 }
 
-fn chunk(ctx: &[&str], old: &[&str], new: &[&str], eof: bool) -> UpdateChunk {
+/// An expected chunk; `context` lists the (old, new) index pairs of its context lines.
+fn chunk(
+    ctx: &[&str],
+    old: &[&str],
+    new: &[&str],
+    context: &[(usize, usize)],
+    eof: bool,
+) -> UpdateChunk {
     let v = |xs: &[&str]| xs.iter().map(|s| s.to_string()).collect();
     UpdateChunk {
         change_context: v(ctx),
         old_lines: v(old),
         new_lines: v(new),
+        context: context.to_vec(),
         is_end_of_file: eof,
     }
 }
@@ -46,6 +54,7 @@ fn parses_all_three_hunk_kinds() {
                     &["def greet():"],
                     &["print(\"Hi\")"],
                     &["print(\"Hello, world!\")"],
+                    &[],
                     false
                 )],
             },
@@ -200,8 +209,8 @@ fn first_chunk_may_omit_marker() {
     assert_eq!(
         chunks,
         &vec![
-            chunk(&[], &["x", "y"], &["x", "z"], false),
-            chunk(&["w"], &["1"], &["2"], false)
+            chunk(&[], &["x", "y"], &["x", "z"], &[(0, 0)], false),
+            chunk(&["w"], &["1"], &["2"], &[], false)
         ]
     );
 }
@@ -220,6 +229,7 @@ fn stacked_context_markers_are_collected() {
             &["class Foo", "def bar():"],
             &["  pass"],
             &["  return 1"],
+            &[],
             false
         )]
     );
@@ -235,7 +245,13 @@ fn empty_line_is_empty_context_and_end_of_file_sets_flag() {
             Hunk::UpdateFile {
                 path: "a".into(),
                 move_path: None,
-                chunks: vec![chunk(&[], &["x", "", "y"], &["x", "", "z"], true)],
+                chunks: vec![chunk(
+                    &[],
+                    &["x", "", "y"],
+                    &["x", "", "z"],
+                    &[(0, 0), (1, 1)],
+                    true
+                )],
             },
             Hunk::DeleteFile { path: "b".into() },
         ]

@@ -193,7 +193,16 @@ fn compute_replacements(
         }
         match found {
             Some(start) => {
-                replacements.push((start, old.len(), new.to_vec()));
+                // Context asserts what the file holds; when it matched only after fuzz
+                // (whitespace, Unicode punctuation) the file's own line stays. Only `-`/`+`
+                // lines change the file. (Codex writes the patch's text instead.)
+                let mut new = new.to_vec();
+                for &(o, n) in &chunk.context {
+                    if o < old.len() && n < new.len() {
+                        new[n] = lines[start + o].clone();
+                    }
+                }
+                replacements.push((start, old.len(), new));
                 cursor = start + old.len();
             }
             None => {

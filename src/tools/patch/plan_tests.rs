@@ -290,3 +290,15 @@ fn commit_resolve_error_writes_nothing() {
     let err = commit_plan(&plan, &|_| Err("not authorized".into())).expect_err("refused");
     assert_eq!(err.to_string(), "Invalid path 'a': not authorized");
 }
+
+#[test]
+fn fuzzed_context_keeps_the_files_line_but_minus_plus_lines_change_it() {
+    // The context ` alpha` matches `alpha   ` only after whitespace fuzz: the file keeps its
+    // own line. A `-`/`+` pair is an edit, so its text is written even when it looks the same.
+    let file = "alpha   \nbeta  \ngamma\n";
+    let new = updated(file, "@@\n alpha\n-beta\n+beta\n-gamma\n+GAMMA").expect("ok");
+    assert_eq!(new, "alpha   \nbeta\nGAMMA\n");
+    // An exact match is unaffected, and so is a chunk retried without its trailing blank.
+    let new = updated("a\nb\n", "@@\n a\n-b\n+B\n").expect("ok");
+    assert_eq!(new, "a\nB\n");
+}

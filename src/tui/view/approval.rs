@@ -125,6 +125,24 @@ pub fn body_rows(body: &PreviewBody, summary: &str, t: &Theme) -> Vec<Row> {
         PreviewBody::Records { changes } => {
             let mut rows = Vec::new();
             for rc in changes {
+                // World writes list the error issues they create first: warnings, not edits.
+                if rc.action == crate::world::sandbox::preview::ISSUES_ACTION {
+                    rows.push(plain(format!("⚠ {}", rc.record), t.status_error));
+                    for c in &rc.fields {
+                        rows.push((
+                            Line::from(vec![
+                                Span::styled(format!("  {}", c.field), t.status_error),
+                                Span::raw(" — "),
+                                Span::raw(match &c.after {
+                                    Value::String(s) => s.clone(),
+                                    other => compact(other),
+                                }),
+                            ]),
+                            4,
+                        ));
+                    }
+                    continue;
+                }
                 rows.push(plain(
                     format!("• {} {}", rc.action, rc.record),
                     t.diff_header,

@@ -74,8 +74,16 @@ fn each_error_code() {
         ("/extra", "increment", Some(json!(1))),
     ]);
     assert_eq!(codes(&r), ["E1"], "an untyped text cannot be incremented");
-    let r = run(&[("/stats/str", "replace", Some(json!(3)))]);
-    assert_eq!(codes(&r), ["E3"]);
+    let r = run(&[
+        ("/hp", "replace", Some(json!(3))),
+        ("/hp/max", "replace", Some(json!(3))),
+    ]);
+    assert_eq!(codes(&r), ["E3"], "a path through a scalar");
+    let r = run(&[
+        ("/bag", "replace", Some(json!({"coins": 2}))),
+        ("/bag/coins/x", "replace", Some(json!(1))),
+    ]);
+    assert_eq!(codes(&r), ["E3"], "an undeclared path through a scalar");
     let r = run(&[("/location/name", "replace", Some(json!("x")))]);
     assert_eq!(codes(&r), ["E4"]);
     let r = run(&[
@@ -128,4 +136,38 @@ fn dangling_refs() {
     assert!(msgs[0].contains("/faction") && msgs[0].contains("not a faction"));
     assert!(msgs[1].contains("/inventory/0") && msgs[1].contains("does not exist"));
     assert_eq!(issues[0].patch_id.as_deref(), Some("p1"));
+}
+
+#[test]
+fn replace_creates_missing_objects_but_never_through_scalars_refs_or_lists() {
+    let r = run(&[
+        ("/stats/str", "replace", Some(json!(5))),
+        ("/a/b/c", "replace", Some(json!(true))),
+        ("/a/b/d", "replace", Some(json!(1))),
+        ("/a/b/c", "remove", None),
+    ]);
+    assert!(r.issues.is_empty(), "{:?}", r.issues);
+    assert_eq!(
+        Value::Object(r.state.clone()),
+        json!({"stats": {"str": 5}, "a": {"b": {"d": 1}}})
+    );
+    let r = run(&[
+        ("/friend", "replace", Some(json!("subject://c2"))),
+        ("/friend/x/y", "replace", Some(json!(1))),
+        ("/inventory", "replace", Some(json!([]))),
+        ("/inventory/3/name", "replace", Some(json!("x"))),
+        ("/pets", "replace", Some(json!([{"name": "Rex"}]))),
+        ("/pets/0/collar/colour", "replace", Some(json!("red"))),
+    ]);
+    assert_eq!(codes(&r), ["E4", "E3"], "{:?}", r.issues);
+    assert_eq!(r.state["friend"], json!("subject://c2"));
+    assert_eq!(r.state["inventory"], json!([]));
+    assert_eq!(
+        r.state["pets"],
+        json!([{"name": "Rex", "collar": {"colour": "red"}}])
+    );
+    // Relative ops still need their base.
+    let r = run(&[("/stats/str", "increment", Some(json!(1)))]);
+    assert_eq!(codes(&r), ["E1"]);
+    assert!(r.state.is_empty());
 }

@@ -2,7 +2,6 @@
 //! array of arguments and answers with JSON. Write ops are refused here too when the profile
 //! only reads, so hiding them in the prelude is not the only guard.
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -10,10 +9,10 @@ use serde_json::{json, Map, Value};
 
 use crate::world::embed::{self, EmbedConfig, SearchOptions};
 use crate::world::index::Pending;
-use crate::world::issues::{self, Issue};
+use crate::world::issues::Issue;
 use crate::world::prepare::NewPatch;
 use crate::world::schema::{short, Op};
-use crate::world::store::{SliceFilter, SliceInfo, WorldStore};
+use crate::world::store::{SliceFilter, SliceInfo, WorldStore, MAX_SLICES};
 use crate::world::write::{Change, NewSlice, PatchEdit, SliceMeta};
 use crate::world::{World, WorldError};
 
@@ -179,13 +178,17 @@ impl Host {
                 let id = id
                     .as_str()
                     .ok_or_else(|| WorldError::invalid("world.slice.get needs a slice id"))?;
-                let Some(s) = st.slice(id)? else {
-                    return Ok(Value::Null);
-                };
+                let s = st.slice(id)?.ok_or_else(|| {
+                    WorldError::NotFound(format!(
+                        "world.slice.get: there is no slice {id:?}; find slice ids with world.slice.list"
+                    ))
+                })?;
                 let prev = st.previous_instant(s.instant)?;
                 let mut v = slice_json(&s);
                 v["previousInstant"] = prev.map(|p| json!(p.to_string())).unwrap_or(Value::Null);
-                v["issues"] = serde_json::to_value(slice_issues(&st, &s)?).unwrap_or_default();
+                let mut issues = st.issues_of_slices(&[(s.id.clone(), s.instant)])?;
+                v["issues"] = serde_json::to_value(issues.remove(&s.id).unwrap_or_default())
+                    .unwrap_or_default();
                 Ok(v)
             }
             "slice.write" => {
@@ -356,48 +359,90 @@ impl Host {
         Ok(Value::Array(embed::search(st, cfg, query, &o, left)?))
     }
 
+    /// `world.slice.list`: arguments are checked as NeuroBook does, each error naming the
+    /// argument; every item carries the error issues of its own patches.
     fn list(&self, st: &WorldStore<'_>, opts: &Value) -> Out {
+        if !opts.is_object() {
+            return Err(WorldError::invalid(
+                "world.slice.list takes an options object {from?, to?, limit?, withPatches?, subjectIds?, subjectMode?}",
+            ));
+        }
         let ids: Vec<String> = match opts.get("subjectIds") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a
                 .iter()
                 .map(|x| {
-                    x.as_str()
-                        .map(String::from)
-                        .ok_or_else(|| WorldError::invalid("subjectIds must be text"))
+                    x.as_str().map(String::from).ok_or_else(|| {
+                        WorldError::invalid(format!(
+                            "subjectIds must hold subject ids (text), not {}",
+                            short(x)
+                        ))
+                    })
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => {
-                return Err(WorldError::invalid(
-                    "subjectIds must be a list of subject ids",
-                ))
-            }
-        };
-        let all = match opts.get("subjectMode").and_then(Value::as_str) {
-            None => false,
-            Some(_) if ids.is_empty() => {
-                return Err(WorldError::invalid("subjectMode needs subjectIds"))
-            }
-            Some("any") => false,
-            Some("all") => true,
-            Some(m) => {
+            Some(other) => {
                 return Err(WorldError::invalid(format!(
-                    "subjectMode is \"any\" or \"all\", not {m:?}"
+                    "subjectIds must be a list of subject ids, not {}",
+                    short(other)
                 )))
             }
         };
+        let all = match opts.get("subjectMode") {
+            None | Some(Value::Null) => false,
+            Some(_) if ids.is_empty() => {
+                return Err(WorldError::invalid(
+                    "subjectMode needs subjectIds: give the subjects to match, or leave subjectMode out",
+                ))
+            }
+            Some(Value::String(m)) if m == "any" => false,
+            Some(Value::String(m)) if m == "all" => true,
+            Some(m) => {
+                return Err(WorldError::invalid(format!(
+                    "subjectMode is \"any\" or \"all\", not {}",
+                    short(m)
+                )))
+            }
+        };
+        if !ids.is_empty() {
+            let mut known = false;
+            for id in &ids {
+                known |= st.subject(id)?.is_some();
+            }
+            if !known {
+                return Err(WorldError::invalid(format!(
+                    "subjectIds names no known subject ({}); list subjects with world.subject.list",
+                    ids.join(", ")
+                )));
+            }
+        }
         let limit = match opts.get("limit") {
             None | Some(Value::Null) => None,
             Some(v) => Some(
                 v.as_u64()
-                    .filter(|l| (1..=1000).contains(l))
-                    .ok_or_else(|| WorldError::invalid("limit must be 1 to 1000"))?
-                    as usize,
+                    .filter(|l| *l >= 1)
+                    .ok_or_else(|| {
+                        WorldError::invalid(format!(
+                            "limit must be a positive integer, not {}",
+                            short(v)
+                        ))
+                    })?
+                    .min(MAX_SLICES as u64) as usize,
             ),
         };
+        let from = self.opt_instant(st, opts, "from")?;
+        let to = self.opt_instant(st, opts, "to")?;
+        if let (Some(f), Some(t)) = (from, to) {
+            if f > t {
+                return Err(WorldError::invalid(format!(
+                    "from ({}) is after to ({}); swap them",
+                    st.time(f),
+                    st.time(t)
+                )));
+            }
+        }
         let f = SliceFilter {
-            from: self.opt_instant(st, opts, "from")?,
-            to: self.opt_instant(st, opts, "to")?,
+            from,
+            to,
             limit,
             with_patches: opts
                 .get("withPatches")
@@ -406,7 +451,18 @@ impl Host {
             subject_ids: ids,
             all_subjects: all,
         };
-        Ok(st.list_slices(&f)?.iter().map(slice_json).collect())
+        let slices = st.list_slices(&f)?;
+        let keys: Vec<(String, i64)> = slices.iter().map(|s| (s.id.clone(), s.instant)).collect();
+        let mut issues = st.issues_of_slices(&keys)?;
+        Ok(slices
+            .iter()
+            .map(|s| {
+                let mut v = slice_json(s);
+                v["issues"] = serde_json::to_value(issues.remove(&s.id).unwrap_or_default())
+                    .unwrap_or_default();
+                v
+            })
+            .collect())
     }
 
     fn new_slice(&self, st: &WorldStore<'_>, v: &Value) -> Result<NewSlice, WorldError> {
@@ -525,27 +581,6 @@ pub fn slice_json(s: &SliceInfo) -> Value {
     let mut v = serde_json::to_value(s).unwrap_or_default();
     v["instant"] = json!(s.instant.to_string());
     v
-}
-
-/// The error issues raised by a slice's own patches.
-fn slice_issues(st: &WorldStore<'_>, s: &SliceInfo) -> Result<Vec<Issue>, WorldError> {
-    let mut seen = HashSet::new();
-    let mut out = Vec::new();
-    for p in s.patches.iter().flatten() {
-        if !seen.insert(p.subject_id.clone()) {
-            continue;
-        }
-        if let Some(state) = st.state_at(&p.subject_id, s.instant)? {
-            out.extend(
-                state
-                    .issues
-                    .into_iter()
-                    .filter(|i| i.slice_id.as_deref() == Some(s.id.as_str())),
-            );
-        }
-    }
-    issues::dedup(&mut out);
-    Ok(out)
 }
 
 /// Replace `subject://` values by `{__ref, ...attrs}` down to `depth` levels.

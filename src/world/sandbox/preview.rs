@@ -1,6 +1,8 @@
-//! The approval preview of a script that wrote: one record per slice written, edited or
-//! deleted (time, title, kind, summary and its patches, before and after), then one record per
-//! touched subject and instant with the attributes whose state changes there, before → after.
+//! The approval preview of a script that wrote: first the error issues the write creates (so
+//! the author approves a broken write knowingly or rejects it), then one record per slice
+//! written, edited or deleted (time, title, kind, summary and its patches, before and after),
+//! then one record per touched subject and instant with the attributes whose state changes
+//! there, before → after, and last the advisories (A1/A2) the script was told about.
 //!
 //! "Before" is the state without anything this script did. The script's transaction is still
 //! open, so it is computed from the current rows minus the patches the script added plus the
@@ -24,8 +26,9 @@ pub fn build(
     issues: &[Issue],
 ) -> Result<Preview, WorldError> {
     let mut records = Vec::new();
+    let mut slices = Vec::new();
     for c in changes {
-        records.push(slice_record(st, c));
+        slices.push(slice_record(st, c));
     }
     let added: HashSet<String> = changes
         .iter()
@@ -56,6 +59,62 @@ pub fn build(
         let e = first.entry(r.subject_id.clone()).or_insert(r.instant);
         *e = (*e).min(r.instant);
     }
+    let overlay_for = |s: &Subject| Overlay {
+        below: first.get(&s.id).copied().unwrap_or(i64::MIN),
+        exclude: added.clone(),
+        extra: removed
+            .iter()
+            .filter(|r| r.subject_id == s.id)
+            .cloned()
+            .collect(),
+    };
+    // The error issues the write creates: those of the touched subjects at the end of the
+    // timeline now, less those they had without anything this script did.
+    let now = st
+        .latest_instant()?
+        .into_iter()
+        .chain(removed.iter().map(|r| r.instant))
+        .max()
+        .unwrap_or(0);
+    let mut created_errors: Vec<Issue> = Vec::new();
+    let mut seen_subjects = HashSet::new();
+    for (s, _) in &touched {
+        if !seen_subjects.insert(s.id.clone()) {
+            continue;
+        }
+        let Some(current) = st.subject(&s.id)? else {
+            continue;
+        };
+        let red = st.reduced_at(&current, now, None)?;
+        let after = st.finish(current.clone(), now, red).issues;
+        let before: HashSet<_> = if created.contains(&s.id) {
+            HashSet::new()
+        } else {
+            let red = st.reduced_at(s, now, Some(&overlay_for(s)))?;
+            st.finish(s.clone(), now, red)
+                .issues
+                .iter()
+                .map(same_problem)
+                .collect()
+        };
+        created_errors.extend(
+            after
+                .into_iter()
+                .filter(|i| i.is_error() && !before.contains(&same_problem(i))),
+        );
+    }
+    if !created_errors.is_empty() {
+        records.push(RecordChange {
+            record: format!(
+                "{} error issue{} this write creates (the patches stay in their slices and are skipped when state is computed)",
+                created_errors.len(),
+                if created_errors.len() == 1 { "" } else { "s" }
+            ),
+            action: ISSUES_ACTION.into(),
+            fields: created_errors.iter().map(issue_field).collect(),
+        });
+    }
+    records.extend(slices);
     let mut changed_subjects = 0;
     for (s, t) in &touched {
         let after = match st.subject(&s.id)? {
@@ -65,16 +124,7 @@ pub fn build(
         let before = if created.contains(&s.id) {
             None
         } else {
-            let overlay = Overlay {
-                below: first.get(&s.id).copied().unwrap_or(*t),
-                exclude: added.clone(),
-                extra: removed
-                    .iter()
-                    .filter(|r| r.subject_id == s.id)
-                    .cloned()
-                    .collect(),
-            };
-            Some(st.reduced_at(s, *t, Some(&overlay))?.state)
+            Some(st.reduced_at(s, *t, Some(&overlay_for(s)))?.state)
         };
         let fields = diff(before.as_ref(), after.as_ref());
         if !fields.is_empty() {
@@ -95,23 +145,12 @@ pub fn build(
             fields,
         });
     }
-    if !issues.is_empty() {
+    let advisories: Vec<&Issue> = issues.iter().filter(|i| !i.is_error()).collect();
+    if !advisories.is_empty() {
         records.push(RecordChange {
-            record: "issues raised by this script".into(),
+            record: "advisories raised by this script".into(),
             action: "report".into(),
-            fields: issues
-                .iter()
-                .map(|i| FieldChange {
-                    field: format!(
-                        "{} {} {}",
-                        i.code,
-                        i.label,
-                        i.path.as_deref().unwrap_or(&i.attr)
-                    ),
-                    before: Value::Null,
-                    after: Value::String(i.message.clone()),
-                })
-                .collect(),
+            fields: advisories.into_iter().map(issue_field).collect(),
         });
     }
     let count = |a: &str| changes.iter().filter(|c| c.action == a).count();
@@ -125,15 +164,50 @@ pub fn build(
             parts.push(format!("{a} {n} slice{}", if n == 1 { "" } else { "s" }));
         }
     }
+    let errors = match created_errors.len() {
+        0 => String::new(),
+        1 => "; 1 error issue".into(),
+        n => format!("; {n} error issues"),
+    };
     Ok(Preview {
         summary: format!(
-            "execute_world: {}; {changed_subjects} subject state{} change",
+            "execute_world: {}; {changed_subjects} subject state{} change{errors}",
             parts.join(", "),
             if changed_subjects == 1 { "" } else { "s" }
         ),
         body: PreviewBody::Records { changes: records },
         targets: Vec::new(),
     })
+}
+
+/// The action of the record listing the error issues a write creates; the approval view shows
+/// its fields as warnings (`code label path — message`), not as before → after.
+pub const ISSUES_ACTION: &str = "issues";
+
+/// An issue's identity across an edit, which gives every patch of the slice a new id: the
+/// same code on the same subject, path and slice, with the same message.
+fn same_problem(i: &Issue) -> (String, String, Option<String>, Option<String>, String) {
+    (
+        i.code.clone(),
+        i.subject_id.clone(),
+        i.path.clone(),
+        i.slice_id.clone(),
+        i.message.clone(),
+    )
+}
+
+fn issue_field(i: &Issue) -> FieldChange {
+    FieldChange {
+        field: format!(
+            "{} {} {} {}",
+            i.code,
+            i.label,
+            i.subject_id,
+            i.path.as_deref().unwrap_or(&i.attr)
+        ),
+        before: Value::Null,
+        after: Value::String(i.message.clone()),
+    }
 }
 
 fn slice_record(st: &WorldStore<'_>, c: &Change) -> RecordChange {

@@ -32,7 +32,7 @@ pub fn check_value(node: &Node<'_>, op: Op, value: Option<&Value>) -> Result<(),
             let v = value.ok_or("append needs a value")?;
             match node {
                 Node::Typed(Attr { kind: Kind::List { items: Some(i), .. }, .. }) => check_value(&Node::Typed(i), Op::Replace, Some(v)),
-                Node::Typed(Attr { kind: Kind::Embedding { record: false }, .. }) => check_embedding_item(v),
+                Node::Typed(Attr { kind: Kind::Embedding { record: false }, .. }) => check_list_text(v),
                 _ => Ok(()),
             }
         }
@@ -143,6 +143,29 @@ fn check_embedding_item(v: &Value) -> Result<(), String> {
         return Err("`model` must be text".into());
     }
     Ok(())
+}
+
+/// An item appended to an embedding-text list: exactly `{text}` with non-empty text. nbook
+/// computes the vector itself, so a hand-written `vector` (or any other field) is refused.
+fn check_list_text(v: &Value) -> Result<(), String> {
+    let o = v.as_object().ok_or_else(|| {
+        format!(
+            "an embedding-text list takes items {{text: \"…\"}}, not {}",
+            short(v)
+        )
+    })?;
+    if let Some(k) = o.keys().find(|k| k.as_str() != "text") {
+        return Err(if k == "vector" || k == "model" {
+            format!("do not write `{k}`: nbook computes the embedding of each item itself; append {{text}} only")
+        } else {
+            format!("unknown field {k:?}: an embedding-text list item is {{text}} only")
+        });
+    }
+    match o.get("text") {
+        Some(Value::String(t)) if !t.trim().is_empty() => Ok(()),
+        Some(Value::String(_)) => Err("the item's `text` is empty; write what happened".into()),
+        _ => Err("an embedding-text list item needs a string `text`".into()),
+    }
 }
 
 pub fn short(v: &Value) -> String {

@@ -102,11 +102,6 @@ fn bad_writes_fail_and_write_nothing() {
     assert!(e.contains("there is no subject"), "{e}");
     let e = err(slice(
         20,
-        vec![json!({"subjectId": "c1", "path": "/location/name", "op": "replace", "value": "x"})],
-    ));
-    assert!(e.contains("through the reference /location"), "{e}");
-    let e = err(slice(
-        20,
         vec![json!({"subjectId": "c1", "path": "/hp", "op": "increment", "value": "ten"})],
     ));
     assert!(e.contains("finite number"), "{e}");
@@ -115,11 +110,7 @@ fn bad_writes_fail_and_write_nothing() {
         vec![json!({"subjectId": "c1", "path": "/name", "op": "increment", "value": 1})],
     ));
     assert!(e.contains("not allowed on a string attribute"), "{e}");
-    let e = err(slice(
-        20,
-        vec![json!({"subjectId": "c1", "path": "/gold", "op": "increment", "value": 1})],
-    ));
-    assert!(e.contains("E1"), "{e}");
+    assert!(err(slice(20, vec![])).contains("1 to 100 patches"));
     let e = err(slice(
         20,
         vec![
@@ -130,17 +121,52 @@ fn bad_writes_fail_and_write_nothing() {
     let many: Vec<_> = (0..101)
         .map(|i| json!({"subjectId": "c1", "path": format!("/k{i}"), "op": "replace", "value": i}))
         .collect();
-    assert!(err(slice(20, many)).contains("at most 100"));
+    assert!(err(slice(20, many)).contains("1 to 100 patches; this one has 101"));
     let e = err(slice(
         20,
         vec![
             json!({"subjectId": "c1", "path": "/a", "op": "replace", "value": 1}),
-            json!({"subjectId": "c1", "path": "/b/c", "op": "replace", "value": 1}),
+            json!({"subjectId": "c1", "path": "/events/0", "op": "replace", "value": {"text": "x"}}),
         ],
     ));
-    assert!(e.contains("patch 1") && e.contains("E3"), "{e}");
+    assert!(
+        e.contains("patch 1") && e.contains("embedding-text list"),
+        "{e}"
+    );
     assert_eq!(count(), n, "nothing was written");
     assert!(st.slice_at(20).unwrap().is_none());
+}
+
+#[test]
+fn patches_that_cannot_apply_are_kept_with_issues() {
+    let f = fx();
+    let st = WorldStore::new(&f.conn, &f.world);
+    st.write_slice(&slice(10, vec![json!({"subjectId": "c1", "type": "character", "path": "/name", "op": "replace", "value": "Ada"})])).unwrap();
+    let out = st
+        .write_slice(&slice(
+            20,
+            vec![
+                json!({"subjectId": "c1", "path": "/gold", "op": "increment", "value": 1}),
+                json!({"subjectId": "c1", "path": "/hp/max", "op": "replace", "value": 1}),
+                json!({"subjectId": "c1", "path": "/location/name", "op": "replace", "value": "x"}),
+                json!({"subjectId": "c1", "path": "/inventory/4", "op": "replace", "value": "x"}),
+                json!({"subjectId": "c1", "path": "/stats/str", "op": "replace", "value": 5}),
+            ],
+        ))
+        .unwrap();
+    let codes: Vec<&str> = out.issues.iter().map(|i| i.code.as_str()).collect();
+    assert_eq!(codes, ["E1", "E3", "E4", "E3"], "{:?}", out.issues);
+    assert!(out
+        .issues
+        .iter()
+        .all(|i| i.slice_id.as_deref() == Some(out.slice_id.as_str())));
+    let sl = st.slice(&out.slice_id).unwrap().unwrap();
+    assert_eq!(sl.patch_count, 5, "every patch is stored");
+    let s = st.state_at("c1", 20).unwrap().unwrap();
+    assert_eq!(s.attrs["stats"], json!({"str": 5}));
+    assert_eq!(s.attrs["hp"], json!(100));
+    assert!(s.attrs.get("gold").is_none());
+    assert_eq!(s.issues.len(), 4);
 }
 
 #[test]
