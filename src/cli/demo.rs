@@ -78,7 +78,7 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
     .map_err(Failure::tool)?;
     let code = super::open::launch(engine, host.clone(), dirs, Some(session.id.clone())).await;
     host.cancel(&session.id);
-    eprintln!("The demo project is at {}", dest.display());
+    super::note(format!("The demo project is at {}", dest.display()));
     code
 }
 
