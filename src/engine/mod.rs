@@ -18,7 +18,6 @@ pub mod tool;
 pub mod types;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{broadcast, oneshot};
@@ -441,14 +440,6 @@ impl Engine {
             path: log.path().display().to_string(),
             source,
         })
-    }
-
-    /// Where a session's log lives (named in errors about it).
-    pub fn session_log_path(&self, id: &str) -> Option<PathBuf> {
-        self.state()
-            .sessions
-            .get(id)
-            .map(|s| s.log.path().to_path_buf())
     }
 
     fn update_session(&self, id: &str, f: impl FnOnce(&mut SessionInfo)) {
