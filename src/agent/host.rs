@@ -198,38 +198,47 @@ impl Host {
         &self,
         req: InvokeRequest,
     ) -> Result<oneshot::Receiver<InvokeOutcome>, AdmitError> {
+        self.admit(req, false)
+    }
+
+    /// Admit an invocation; with `idle_only`, a running session refuses it instead of queueing
+    /// it. Whether the session runs is checked and its run claimed under one lock of the slots,
+    /// so two submits at once (the composer and a job delivery) can never start two runs.
+    fn admit(
+        &self,
+        req: InvokeRequest,
+        idle_only: bool,
+    ) -> Result<oneshot::Receiver<InvokeOutcome>, AdmitError> {
         let text = self.admit_text(&req)?;
-        let (tx, rx) = oneshot::channel();
         let sid = req.session_id.clone();
+        let caller = req.caller.clone();
+        // Read before taking the lock (it reads the log). A transcript only grows, so one
+        // that has a tail now still has it when the run is claimed below.
+        let nothing_to_continue = match req.mode {
+            InvokeMode::Continue if text.is_none() => history(&self.engine, &sid)
+                .map_err(|e| AdmitError::Invalid(e.to_string()))?
+                .is_empty(),
+            _ => false,
+        };
+        let (tx, rx) = oneshot::channel();
         let mut slots = self.slots();
-        if let Some(c) = &req.caller {
-            if let Some(parent) = slots.get_mut(c) {
-                parent.children.insert(sid.clone());
-            }
-        }
-        match (slots.get_mut(&sid), req.mode) {
-            (None, InvokeMode::Prompt) => {
-                let text = text.ok_or_else(|| {
-                    AdmitError::Invalid("prompt needs a message or an input object".into())
-                })?;
-                drop(slots);
-                self.start(req, Start::Prompt(text), tx);
-            }
+        let start = match (slots.get_mut(&sid), req.mode) {
+            (Some(_), _) if idle_only => return Err(AdmitError::Running(sid)),
+            (None, InvokeMode::Prompt) => Start::Prompt(text.ok_or_else(|| {
+                AdmitError::Invalid("prompt needs a message or an input object".into())
+            })?),
             (None, InvokeMode::Continue) => {
                 if text.is_some() {
                     return Err(AdmitError::Invalid(
                         "continue resumes from the transcript and takes no message or input; use prompt".into(),
                     ));
                 }
-                drop(slots);
-                let past =
-                    history(&self.engine, &sid).map_err(|e| AdmitError::Invalid(e.to_string()))?;
-                if past.is_empty() {
+                if nothing_to_continue {
                     return Err(AdmitError::Invalid(format!(
                         "session {sid} has nothing to continue yet; use prompt"
                     )));
                 }
-                self.start(req, Start::Continue, tx);
+                Start::Continue
             }
             (None, InvokeMode::Steer | InvokeMode::Followup) => {
                 return Err(AdmitError::NotRunning(sid));
@@ -240,6 +249,8 @@ impl Host {
                     text.ok_or_else(|| AdmitError::Invalid("steer needs a message".into()))?;
                 slot.inbox.push(text);
                 slot.waiters.push(tx);
+                adopt(&mut slots, caller.as_deref(), &sid);
+                return Ok(rx);
             }
             (Some(slot), InvokeMode::Prompt | InvokeMode::Followup) => {
                 let text = text.ok_or_else(|| {
@@ -250,8 +261,26 @@ impl Host {
                     text,
                     waiter: tx,
                 });
+                adopt(&mut slots, caller.as_deref(), &sid);
+                return Ok(rx);
             }
-        }
+        };
+        // Claimed here, before the lock is released: a second submit now sees a running session.
+        let cancel = CancellationToken::new();
+        let inbox = Arc::new(Inbox::default());
+        slots.insert(
+            sid.clone(),
+            Slot {
+                cancel: cancel.clone(),
+                inbox: inbox.clone(),
+                waiters: vec![tx],
+                followups: VecDeque::new(),
+                children: HashSet::new(),
+            },
+        );
+        adopt(&mut slots, caller.as_deref(), &sid);
+        drop(slots);
+        self.spawn_run(req, start, cancel, inbox);
         Ok(rx)
     }
 
@@ -261,22 +290,6 @@ impl Host {
         let rx = self.submit(req).map_err(|e| e.to_string())?;
         rx.await
             .map_err(|_| format!("the invocation of session {sid} was dropped"))
-    }
-
-    fn start(&self, req: InvokeRequest, start: Start, waiter: Waiter) {
-        let cancel = CancellationToken::new();
-        let inbox = Arc::new(Inbox::default());
-        self.slots().insert(
-            req.session_id.clone(),
-            Slot {
-                cancel: cancel.clone(),
-                inbox: inbox.clone(),
-                waiters: vec![waiter],
-                followups: VecDeque::new(),
-                children: HashSet::new(),
-            },
-        );
-        self.spawn_run(req, start, cancel, inbox);
     }
 
     fn spawn_run(
@@ -294,21 +307,30 @@ impl Host {
                 Err(e) => {
                     // Keep the author's message: it is part of the transcript even though no
                     // model could answer it.
-                    if let Start::Prompt(text) = &start {
-                        let _ = me
+                    let user = match &start {
+                        Start::Prompt(text) => me
                             .engine
-                            .append(&sid, crate::engine::LogRecord::User { text: text.clone() });
-                    }
-                    let _ = me.engine.append(
-                        &sid,
-                        crate::engine::LogRecord::Lifecycle {
-                            status: "error".into(),
-                            message: Some(e.clone()),
-                        },
-                    );
+                            .append(&sid, crate::engine::LogRecord::User { text: text.clone() })
+                            .map(drop),
+                        Start::Continue => Ok(()),
+                    };
+                    let logged = user.and_then(|()| {
+                        me.engine.append(
+                            &sid,
+                            crate::engine::LogRecord::Lifecycle {
+                                status: "error".into(),
+                                message: Some(e.clone()),
+                            },
+                        )
+                    });
                     me.engine
                         .set_state(&sid, crate::engine::SessionState::Failed);
-                    failed(&sid, e)
+                    match logged {
+                        Ok(_) => failed(&sid, e),
+                        Err(log) => {
+                            failed(&sid, format!("{e}; and it could not be recorded: {log}"))
+                        }
+                    }
                 }
                 Ok(provider) => {
                     let summarizer = me
@@ -480,11 +502,15 @@ impl Host {
             .map_err(|e| e.to_string())?;
         // Subscribed before the run starts, so no state change of the agent is missed.
         let mut events = self.engine.subscribe();
-        let rx = match self.submit(InvokeRequest {
-            // The job, not the caller's run, waits for this one: no cancel cascade.
-            caller: None,
-            ..req
-        }) {
+        // Idle only: a run that started since the check above makes this fail, not queue.
+        let rx = match self.admit(
+            InvokeRequest {
+                // The job, not the caller's run, waits for this one: no cancel cascade.
+                caller: None,
+                ..req
+            },
+            true,
+        ) {
             Ok(rx) => rx,
             Err(e) => {
                 let _ = self.engine.jobs().finish(&job_id, Err(e.to_string()));
@@ -537,6 +563,13 @@ impl Host {
             }
         });
         Ok(job_id)
+    }
+}
+
+/// An admitted invocation made by a running caller: cancelling the caller reaches it.
+fn adopt(slots: &mut HashMap<SessionId, Slot>, caller: Option<&str>, sid: &str) {
+    if let Some(parent) = caller.and_then(|c| slots.get_mut(c)) {
+        parent.children.insert(sid.to_string());
     }
 }
 

@@ -412,6 +412,10 @@ pub async fn run_invocation(
             if result.status == CallStatus::NeedsApproval {
                 out.needed_approval += 1;
             }
+            if result.status == CallStatus::LogFailed && out.error.is_none() {
+                // A run whose record is incomplete must not go on acting.
+                out.error = Some(format!("{}: {}", result.tool, result.content));
+            }
             if result.ok && result.tool == REPORT_RESULT {
                 reported = true;
                 out.final_text = result.content.clone();
@@ -423,7 +427,7 @@ pub async fn run_invocation(
                 is_error: !result.ok,
             });
         }
-        if reported {
+        if reported || out.error.is_some() {
             break;
         }
     }
@@ -434,14 +438,23 @@ pub async fn run_invocation(
     } else {
         ("end", SessionState::Idle)
     };
-    engine.append(
+    let logged = engine.append(
         &session_id,
         LogRecord::Lifecycle {
             status: status.into(),
             message: out.error.clone(),
         },
-    )?;
-    engine.set_state(&session_id, state);
+    );
+    // The run is over either way; a session must not stay "running" because its log failed.
+    engine.set_state(
+        &session_id,
+        if logged.is_ok() {
+            state
+        } else {
+            SessionState::Failed
+        },
+    );
+    logged?;
     Ok(out)
 }
 
@@ -592,15 +605,5 @@ fn skipped(engine: &Engine, session_id: &str, call: &ToolCall, why: &str) -> Cal
         preview: None,
         waited: false,
     };
-    let _ = engine.append(
-        session_id,
-        LogRecord::ToolResult {
-            call_id: r.call_id.clone(),
-            tool: r.tool.clone(),
-            ok: false,
-            content: r.content.clone(),
-            details: None,
-        },
-    );
-    r
+    engine.record_result(session_id, r)
 }

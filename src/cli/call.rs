@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{exit, open_engine, Failure};
+use super::{exit, note, open_engine, out, Failure};
 use crate::config::Dirs;
 use crate::engine::{Approval, CallStatus, Decision, Mode, ToolCall};
 
@@ -31,7 +31,8 @@ pub fn exit_code(status: CallStatus) -> u8 {
         | CallStatus::Rejected
         | CallStatus::Refused
         | CallStatus::Stale
-        | CallStatus::Cancelled => exit::TOOL_ERROR,
+        | CallStatus::Cancelled
+        | CallStatus::LogFailed => exit::TOOL_ERROR,
     }
 }
 
@@ -93,12 +94,12 @@ pub async fn call(a: CallArgs, dirs: Dirs) -> Result<u8, Failure> {
         )
         .await;
     let json = serde_json::to_string_pretty(&result).map_err(Failure::tool)?;
-    println!("{json}");
+    out(json)?;
     if !result.ok {
-        eprintln!(
+        note(format!(
             "nbook: {}",
             result.content.lines().next().unwrap_or_default()
-        );
+        ));
     }
     Ok(exit_code(result.status))
 }

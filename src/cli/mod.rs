@@ -1,6 +1,10 @@
 //! The command line (DESIGN.md "CLI contract"): argument parsing with clap, logging set-up,
 //! and one function per subcommand. Exit codes: 0 ok · 1 tool error · 2 usage or bad
-//! arguments · 3 needs approval and none given · 4 tool not allowed for the profile.
+//! arguments · 3 needs approval and none given · 4 tool not allowed for the profile ·
+//! 141 stdout was closed by its reader (`nbook call read … | head -2`).
+//!
+//! Everything a subcommand prints goes through [`out`] (stdout) and [`note`] (stderr), never
+//! `println!`: a closed pipe must end the command quietly, not panic.
 
 mod call;
 mod demo;
@@ -128,6 +132,29 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     pub const NEEDS_APPROVAL: u8 = 3;
     pub const NOT_ALLOWED: u8 = 4;
+    /// The reader of stdout went away (`| head`). 128 + SIGPIPE: what a shell reports for a
+    /// program that died of the signal, as `cat` does, so `set -o pipefail` scripts see the
+    /// same thing. Nothing is printed.
+    pub const CLOSED_PIPE: u8 = 141;
+}
+
+/// Print one line on stdout. A closed pipe becomes the quiet [`exit::CLOSED_PIPE`] failure;
+/// the caller returns it with `?` and stops producing output.
+pub fn out(line: impl std::fmt::Display) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")
+        .and_then(|()| stdout.flush())
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Failure::closed_pipe(),
+            _ => Failure::tool(format!("cannot write to stdout: {e}")),
+        })
+}
+
+/// Print one line on stderr. If stderr itself is gone there is nobody to tell: ignored.
+pub fn note(line: impl std::fmt::Display) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// A failure before any tool ran: print it and exit with `code`.
@@ -147,6 +174,13 @@ impl Failure {
         Failure {
             code: exit::TOOL_ERROR,
             message: message.to_string(),
+        }
+    }
+    /// stdout was closed by its reader: end at once, print nothing.
+    pub fn closed_pipe() -> Failure {
+        Failure {
+            code: exit::CLOSED_PIPE,
+            message: String::new(),
         }
     }
 }
@@ -171,7 +205,7 @@ pub fn main() -> ExitCode {
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("nbook: cannot start the async runtime: {e}");
+            note(format!("nbook: cannot start the async runtime: {e}"));
             return ExitCode::from(exit::TOOL_ERROR);
         }
     };
@@ -181,7 +215,9 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("nbook: {}", f.message);
+            if f.code != exit::CLOSED_PIPE {
+                note(format!("nbook: {}", f.message));
+            }
             ExitCode::from(f.code)
         }
     }
@@ -194,12 +230,12 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             let ws =
                 crate::workspace::init::init(&path, title.as_deref()).map_err(Failure::usage)?;
             crate::store::open(&ws.db_path()).map_err(Failure::tool)?;
-            println!(
+            out(format!(
                 "Created project '{}' at {}",
                 ws.title(),
                 ws.root().display()
-            );
-            println!("Open it with: nbook {}", path.display());
+            ))?;
+            out(format!("Open it with: nbook {}", path.display()))?;
             Ok(exit::OK)
         }
         Some(Command::Demo { dir }) => demo::demo(dir, dirs).await,
@@ -272,11 +308,11 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
 /// warnings and the project lines held back until trusted go to stderr.
 pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failure> {
     let (engine, report) = open_engine_report(path, dirs)?;
-    for note in report.notes() {
-        eprintln!("nbook: warning: {note}");
+    for n in report.notes() {
+        note(format!("nbook: warning: {n}"));
     }
     for e in engine.profile_errors() {
-        eprintln!("nbook: warning: {e}");
+        note(format!("nbook: warning: {e}"));
     }
     Ok(engine)
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{exit, open_engine, Failure};
+use super::{exit, open_engine, out, Failure};
 use crate::agent::{run_agent, Provider, ReplayProvider, RunOptions};
 use crate::config::Dirs;
 use crate::engine::{Approval, Decision, Mode};
@@ -59,12 +59,19 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     let engine = Arc::new(open_engine(&a.project, &dirs)?);
     let provider = provider_for(&a)?;
     let mut events = engine.subscribe();
+    let cancel = CancellationToken::new();
+    // When the reader of stdout goes away (`| head`), nobody sees the run: stop it.
+    let reader_gone = cancel.clone();
     let printer = tokio::spawn(async move {
         while let Ok(ev) = events.recv().await {
             if let Ok(line) = serde_json::to_string(&ev) {
-                println!("{line}");
+                if let Err(f) = out(line) {
+                    reader_gone.cancel();
+                    return Err(f);
+                }
             }
         }
+        Ok(())
     });
     let title: String = a.message.chars().take(60).collect();
     let session = engine
@@ -92,7 +99,6 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
         crate::agent::host::config_providers(engine.config().clone()),
         approval.clone(),
     );
-    let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
@@ -112,10 +118,14 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     tokio::task::yield_now().await;
     drop(host);
     drop(engine);
-    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
+    if let Ok(Ok(Err(f))) =
+        tokio::time::timeout(std::time::Duration::from_millis(500), printer).await
+    {
+        return Err(f);
+    }
     let summary =
         serde_json::json!({"event": "run_finished", "session_id": session.id, "outcome": outcome});
-    println!("{summary}");
+    out(summary)?;
     Ok(if outcome.error.is_some() {
         exit::TOOL_ERROR
     } else if outcome.needed_approval > 0 {

@@ -2,32 +2,29 @@
 
 use std::path::Path;
 
-use super::{exit, open_engine, Failure};
+use super::{exit, open_engine, out, Failure};
 use crate::config::Dirs;
 
 pub fn sessions(project: &Path, json: bool, dirs: Dirs) -> Result<u8, Failure> {
     let engine = open_engine(project, &dirs)?;
     let list = engine.sessions();
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list).map_err(Failure::tool)?
-        );
+        out(serde_json::to_string_pretty(&list).map_err(Failure::tool)?)?;
         return Ok(exit::OK);
     }
     if list.is_empty() {
-        println!(
+        out(format!(
             "No sessions yet. Start one with `nbook run --project {} --message …` or in the TUI.",
             project.display()
-        );
+        ))?;
         return Ok(exit::OK);
     }
-    println!(
+    out(format!(
         "{:<6} {:<16} {:<8} {:<22} {:>8} {:>9}  TITLE",
         "ID", "PROFILE", "MODE", "STATE", "TOKENS", "COST"
-    );
+    ))?;
     for s in list {
-        println!(
+        out(format!(
             "{:<6} {:<16} {:<8} {:<22} {:>8} {:>9.4}  {}",
             s.id,
             s.profile,
@@ -36,7 +33,7 @@ pub fn sessions(project: &Path, json: bool, dirs: Dirs) -> Result<u8, Failure> {
             s.input_tokens + s.output_tokens,
             s.cost,
             s.title
-        );
+        ))?;
     }
     Ok(exit::OK)
 }

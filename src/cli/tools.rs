@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::{exit, Failure};
+use super::{exit, note, out, Failure};
 use crate::config::{Config, Dirs, Loosening};
 use crate::engine::profiles::Profiles;
 use crate::engine::registry::Registry;
@@ -46,13 +46,13 @@ pub fn tools(
     let mut report = Config::load_report(dirs, root.as_deref()).map_err(Failure::usage)?;
     let (profiles, errors) = Profiles::load(&extra);
     for e in &errors {
-        eprintln!("nbook: warning: {e}");
+        note(format!("nbook: warning: {e}"));
     }
     let mut registry = Registry::default();
     crate::tools::register_all(&mut registry).map_err(Failure::tool)?;
     report.check_tool_names(registry.names());
-    for note in report.notes() {
-        eprintln!("nbook: warning: {note}");
+    for n in report.notes() {
+        note(format!("nbook: warning: {n}"));
     }
     let held: Vec<Loosening> = report.held().map(|g| g.lines.clone()).unwrap_or_default();
     let ignored = |tool: &str, group: &str, mutates: bool| -> Vec<Loosening> {
@@ -106,10 +106,7 @@ pub fn tools(
         }
     }
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(Failure::tool)?
-        );
+        out(serde_json::to_string_pretty(&rows).map_err(Failure::tool)?)?;
         return Ok(exit::OK);
     }
     let label = |r: &Row| {
@@ -126,18 +123,18 @@ pub fn tools(
         .unwrap_or(4)
         .max(4);
     let group_width = rows.iter().map(|r| r.group.len()).max().unwrap_or(5).max(5);
-    println!(
+    out(format!(
         "{:<width$}  {:<group_width$} {:<8} PROFILES",
         "TOOL", "GROUP", "MUTATES"
-    );
+    ))?;
     for r in &rows {
-        println!(
+        out(format!(
             "{:<width$}  {:<group_width$} {:<8} {}",
             label(r),
             r.group,
             r.mutates,
             r.profiles.join(" ")
-        );
+        ))?;
     }
     Ok(exit::OK)
 }

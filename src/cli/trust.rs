@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::{exit, Failure};
+use super::{exit, note, out, Failure};
 use crate::config::{trust as store, Config, Dirs, TrustState};
 use crate::workspace::Workspace;
 
@@ -34,35 +34,38 @@ pub fn trust(path: &Path, action: Action, json: bool, dirs: &Dirs) -> Result<u8,
     if action == Action::Revoke {
         let had = store::revoke(dirs, root).map_err(Failure::tool)?;
         if json {
-            println!(
+            out(format!(
                 "{}",
                 json!({"project": root.display().to_string(), "action": "revoked", "was_trusted": had})
-            );
+            ))?;
         } else if had {
-            println!(
+            out(format!(
                 "Revoked: {}'s config may only tighten your policy again.",
                 root.display()
-            );
+            ))?;
         } else {
-            println!("{} was not trusted; nothing to revoke.", root.display());
+            out(format!(
+                "{} was not trusted; nothing to revoke.",
+                root.display()
+            ))?;
         }
         return Ok(exit::OK);
     }
     let report = Config::load_report(dirs, Some(root)).map_err(Failure::usage)?;
     for w in &report.warnings {
-        eprintln!("nbook: warning: {w}");
+        note(format!("nbook: warning: {w}"));
     }
     let Some(gate) = report.project else {
         if json {
-            println!(
+            out(format!(
                 "{}",
                 json!({"project": root.display().to_string(), "action": "nothing", "lines": []})
-            );
+            ))?;
         } else {
-            println!(
+            out(format!(
                 "Nothing to trust: {}'s config does not loosen your policy (its tightening lines already apply).",
                 root.display()
-            );
+            ))?;
         }
         return Ok(exit::OK);
     };
@@ -82,7 +85,7 @@ pub fn trust(path: &Path, action: Action, json: bool, dirs: &Dirs) -> Result<u8,
         "shown"
     };
     if json {
-        let out = json!({
+        let shown = json!({
             "project": gate.project,
             "file": gate.file,
             "sha256": gate.sha256,
@@ -90,10 +93,10 @@ pub fn trust(path: &Path, action: Action, json: bool, dirs: &Dirs) -> Result<u8,
             "trust": state,
             "lines": gate.lines,
         });
-        println!(
+        out(format!(
             "{}",
-            serde_json::to_string_pretty(&out).map_err(Failure::tool)?
-        );
+            serde_json::to_string_pretty(&shown).map_err(Failure::tool)?
+        ))?;
         return Ok(exit::OK);
     }
     let head = match (act, state) {
@@ -105,18 +108,22 @@ pub fn trust(path: &Path, action: Action, json: bool, dirs: &Dirs) -> Result<u8,
         }
         _ => "Not trusted. These lines are ignored",
     };
-    println!("{head} ({}, sha256 {}):", gate.file, &gate.sha256[..12]);
+    out(format!(
+        "{head} ({}, sha256 {}):",
+        gate.file,
+        &gate.sha256[..12]
+    ))?;
     for l in &gate.lines {
-        println!("  line {}: {}", l.line, l.text);
-        println!("    it {}", l.why);
+        out(format!("  line {}: {}", l.line, l.text))?;
+        out(format!("    it {}", l.why))?;
     }
     if state != TrustState::Trusted {
-        println!("Run `nbook trust {}` to apply them.", gate.project);
+        out(format!("Run `nbook trust {}` to apply them.", gate.project))?;
     } else {
-        println!(
+        out(format!(
             "Editing the file drops the trust; `nbook trust {} --revoke` forgets it.",
             gate.project
-        );
+        ))?;
     }
     Ok(exit::OK)
 }

@@ -43,6 +43,9 @@ pub enum CallStatus {
     Refused,
     Stale,
     Cancelled,
+    /// A record of the call could not be written to the session log. Before the tool ran:
+    /// nothing was run. After: its effect stays, but the run must stop (see `content`).
+    LogFailed,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -123,7 +126,13 @@ impl Engine {
         };
         let mut result = self.call_inner(session_id, &call, approval).await;
         result.waited = self.state().asked.remove(&call.id);
-        let _ = self.append(
+        self.record_result(session_id, result)
+    }
+
+    /// Log a call's result. When the log refuses it the result becomes `log_failed` and says
+    /// so: the caller must not go on as if the session's record were complete.
+    pub fn record_result(&self, session_id: &str, mut result: CallResult) -> CallResult {
+        let appended = self.append(
             session_id,
             LogRecord::ToolResult {
                 call_id: result.call_id.clone(),
@@ -133,6 +142,24 @@ impl Engine {
                 details: result.details.clone(),
             },
         );
+        let Err(e) = appended else { return result };
+        if result.status == CallStatus::LogFailed {
+            // Nothing ran because the log failed already; the message says so.
+            return result;
+        }
+        result.content = if result.ok {
+            format!(
+                "The call ran and its effect stays, but its result could not be recorded: {e}. Stop here; the session log must be fixed before anything else runs.\n\nResult: {}",
+                result.content
+            )
+        } else {
+            format!(
+                "The call failed ({}), and its result could not be recorded either: {e}. Stop here; the session log must be fixed before anything else runs.",
+                result.content
+            )
+        };
+        result.status = CallStatus::LogFailed;
+        result.ok = false;
         result
     }
 
@@ -339,7 +366,8 @@ impl Engine {
                 return Err(Box::new(r));
             }
         };
-        let _ = self.append(
+        // Nothing runs without its record: no request on file, no call.
+        if let Err(e) = self.append(
             session_id,
             LogRecord::ApprovalRequested {
                 call_id: call.id.clone(),
@@ -348,7 +376,9 @@ impl Engine {
                 preview: preview.clone(),
                 mode: ctx.mode,
             },
-        );
+        ) {
+            return Err(Box::new(not_recorded(call, "its approval request", &e)));
+        }
         let (decision, by) = match auto {
             Some(answer) => answer,
             None => {
@@ -408,7 +438,7 @@ impl Engine {
             Decision::Edit { new_args } => (None, Some(new_args.clone())),
             _ => (None, None),
         };
-        let _ = self.append(
+        if let Err(e) = self.append(
             session_id,
             LogRecord::ApprovalResolved {
                 call_id: call.id.clone(),
@@ -417,7 +447,10 @@ impl Engine {
                 reason,
                 edited_args: edited,
             },
-        );
+        ) {
+            let what = format!("the decision ({})", decision.label());
+            return Err(Box::new(not_recorded(call, &what, &e)));
+        }
         Ok(decision)
     }
 
@@ -564,10 +597,7 @@ impl Engine {
                         paths: changed_paths,
                     });
                 }
-                if let Err(e) = self.set_session_state(session_id, state_updates) {
-                    tracing::warn!("cannot record session state: {e}");
-                }
-                CallResult {
+                let done = CallResult {
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
                     status: CallStatus::Ok,
@@ -576,6 +606,18 @@ impl Engine {
                     details,
                     preview: None,
                     waited: false,
+                };
+                match self.set_session_state(session_id, state_updates) {
+                    Ok(()) => done,
+                    Err(e) => CallResult {
+                        status: CallStatus::LogFailed,
+                        ok: false,
+                        content: format!(
+                            "The call ran and its effect stays, but the session state it set could not be recorded: {e}. Stop here; the session log must be fixed before anything else runs.\n\nResult: {}",
+                            done.content
+                        ),
+                        ..done
+                    },
                 }
             }
             Err(ToolError::Stale(m)) => {
@@ -584,6 +626,17 @@ impl Engine {
             Err(e) => CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         }
     }
+}
+
+/// A call refused because its record could not be written first (`what` names the record).
+fn not_recorded(call: &ToolCall, what: &str, e: &super::EngineError) -> CallResult {
+    CallResult::fail(
+        call,
+        CallStatus::LogFailed,
+        format!(
+            "not run: {what} could not be written to the session log, and nothing runs without its record; nothing was changed. {e}"
+        ),
+    )
 }
 
 fn rejected(call: &ToolCall, reason: Option<String>) -> CallResult {

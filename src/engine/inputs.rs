@@ -77,6 +77,9 @@ pub enum InputError {
     BadAnswer { index: usize, why: String },
     #[error("the question was withdrawn: the run was cancelled before the author answered")]
     Withdrawn,
+    /// The session log did not take the question's record, so it was not asked.
+    #[error("the question was not asked or its answer not kept: {0}")]
+    NotRecorded(String),
     #[error("no author can answer in a headless run (`nbook run`); decide yourself and say what you assumed, or ask in the TUI")]
     Headless,
 }
@@ -176,6 +179,15 @@ impl Engine {
             questions,
             requested_at: now_rfc3339(),
         };
+        // The wait is on record before the author sees the question.
+        self.append(
+            session_id,
+            LogRecord::Lifecycle {
+                status: "waiting".into(),
+                message: Some(format!("waiting for the author: {}", req.title)),
+            },
+        )
+        .map_err(|e| InputError::NotRecorded(e.to_string()))?;
         let (tx, rx) = oneshot::channel();
         {
             let mut st = self.state();
@@ -187,13 +199,6 @@ impl Engine {
         };
         let before = self.session(session_id).map(|s| s.state);
         self.set_state(session_id, SessionState::WaitingInput);
-        let _ = self.append(
-            session_id,
-            LogRecord::Lifecycle {
-                status: "waiting".into(),
-                message: Some(format!("waiting for the author: {}", req.title)),
-            },
-        );
         self.emit(EngineEvent::InputRequested {
             request: req.clone(),
         });
@@ -207,13 +212,14 @@ impl Engine {
         }
         match answer {
             Ok(a) => {
-                let _ = self.append(
+                self.append(
                     session_id,
                     LogRecord::Lifecycle {
                         status: "resumed".into(),
                         message: Some("the author answered".into()),
                     },
-                );
+                )
+                .map_err(|e| InputError::NotRecorded(e.to_string()))?;
                 Ok(a)
             }
             Err(_) => Err(InputError::Withdrawn),

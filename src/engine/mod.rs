@@ -18,7 +18,6 @@ pub mod tool;
 pub mod types;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::{broadcast, oneshot};
@@ -28,7 +27,7 @@ use crate::workspace::Workspace;
 pub use dispatch::{Approval, CallResult, CallStatus};
 use profiles::{Profile, ProfileError, Profiles};
 use registry::Registry;
-use session_log::{now_rfc3339, read_log, ReadLog, SessionLog};
+use session_log::{now_rfc3339, read_log, LogWriter, ReadLog, SessionLog};
 pub use types::*;
 
 /// A tool that sets this session-state key changes the session's mode (an approved
@@ -43,7 +42,7 @@ pub enum EngineError {
     UnknownSession(String),
     #[error("no pending call with id '{0}' (it may have been decided or cancelled already)")]
     UnknownCall(String),
-    #[error("session log {path}: {source}")]
+    #[error("session log {path}: {source} (check free disk space and that the file is a writable regular file)")]
     Log {
         path: String,
         #[source]
@@ -61,8 +60,8 @@ struct SessionRt {
     /// Custom state set by tools, rebuilt from `custom` records on load.
     custom: Arc<BTreeMap<String, serde_json::Value>>,
     profile: Arc<Profile>,
-    log: Option<SessionLog>,
-    log_path: PathBuf,
+    /// Cloned out of the state for writing: appends never hold the state lock.
+    log: Arc<LogWriter>,
 }
 
 #[derive(Default)]
@@ -159,6 +158,12 @@ impl Engine {
         self.headless.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Whether this engine owns the project's approval queue (`lock`): only the owner marks
+    /// calls left pending by a stopped nbook as interrupted.
+    pub fn owns_queue(&self) -> bool {
+        self.lock.owned()
+    }
+
     /// Background jobs of this project.
     pub fn jobs(&self) -> &Arc<jobs::JobStore> {
         &self.jobs
@@ -208,8 +213,7 @@ impl Engine {
                         info,
                         custom,
                         profile,
-                        log: None,
-                        log_path: path,
+                        log: Arc::new(LogWriter::lazy(path)),
                     },
                 );
             }
@@ -265,15 +269,13 @@ impl Engine {
             output_tokens: 0,
             cost: 0.0,
         };
-        let log_path = log.path().to_path_buf();
         st.sessions.insert(
             id.clone(),
             SessionRt {
                 info: info.clone(),
                 custom: Arc::default(),
                 profile,
-                log: Some(log),
-                log_path,
+                log: Arc::new(LogWriter::open(log)),
             },
         );
         drop(st);
@@ -327,8 +329,7 @@ impl Engine {
                 info,
                 custom: Arc::default(),
                 profile,
-                log: Some(log),
-                log_path: path,
+                log: Arc::new(LogWriter::open(log)),
             },
         );
         self.append(
@@ -412,7 +413,7 @@ impl Engine {
             .state()
             .sessions
             .get(id)
-            .map(|s| s.log_path.clone())
+            .map(|s| s.log.path().to_path_buf())
             .ok_or_else(|| EngineError::UnknownSession(id.to_string()))?;
         read_log(&path).map_err(|source| EngineError::Log {
             path: path.display().to_string(),
@@ -420,35 +421,25 @@ impl Engine {
         })
     }
 
-    /// Append a record to a session's log and tell subscribers.
+    /// Append a record to a session's log and tell subscribers. The session's own writer
+    /// serialises its appends; the engine's state lock is held only to find the writer.
     pub fn append(&self, session_id: &str, record: LogRecord) -> Result<LogLine, EngineError> {
-        let mut st = self.state();
-        let s = st
+        let log = self
+            .state()
             .sessions
-            .get_mut(session_id)
+            .get(session_id)
+            .map(|s| s.log.clone())
             .ok_or_else(|| EngineError::UnknownSession(session_id.to_string()))?;
-        if s.log.is_none() {
-            s.log =
-                Some(
-                    SessionLog::open_append(&s.log_path).map_err(|source| EngineError::Log {
-                        path: s.log_path.display().to_string(),
-                        source,
-                    })?,
-                );
-        }
-        let path = s.log_path.display().to_string();
-        let line = match s.log.as_mut() {
-            Some(log) => log
-                .append(record)
-                .map_err(|source| EngineError::Log { path, source })?,
-            None => return Err(EngineError::UnknownSession(session_id.to_string())),
-        };
-        drop(st);
-        self.emit(EngineEvent::Log {
-            session_id: session_id.to_string(),
-            line: line.clone(),
-        });
-        Ok(line)
+        log.append(record, |line| {
+            self.emit(EngineEvent::Log {
+                session_id: session_id.to_string(),
+                line: line.clone(),
+            })
+        })
+        .map_err(|source| EngineError::Log {
+            path: log.path().display().to_string(),
+            source,
+        })
     }
 
     fn update_session(&self, id: &str, f: impl FnOnce(&mut SessionInfo)) {

@@ -1,11 +1,16 @@
 //! Session logs: `.nbook/agent/sessions/<id>.jsonl`, one JSON object per line, append-only.
 //! Every line is flushed before the engine takes its next step. Reading skips a torn or
-//! corrupt line (reported, never fatal). Recovery marks calls that were waiting for approval
-//! when nbook stopped as `interrupted`: they were not executed.
+//! corrupt line (reported, never fatal); an append always starts on a fresh line, so a torn
+//! line never swallows the record written after it. Recovery marks calls that were waiting
+//! for approval when nbook stopped as `interrupted`: they were not executed.
+//!
+//! [`LogWriter`] is one session's writer with its own lock: the engine clones it out of its
+//! state and writes without holding the state lock, so a slow disk never stalls the queue.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use super::types::{LogLine, LogRecord};
 
@@ -18,6 +23,9 @@ pub fn now_rfc3339() -> String {
 pub struct SessionLog {
     path: PathBuf,
     file: File,
+    /// The file may end inside a line (a crash mid-write, or a write of ours that failed part
+    /// way): the next append writes a newline first.
+    needs_newline: bool,
 }
 
 impl SessionLog {
@@ -33,18 +41,26 @@ impl SessionLog {
         Ok(SessionLog {
             path: path.to_path_buf(),
             file,
+            needs_newline: false,
         })
     }
 
-    /// Open an existing log (or create it) for appending.
+    /// Open an existing log (or create it) for appending. A file that does not end with a
+    /// newline (torn last line) gets one before the first record.
     pub fn open_append(path: &Path) -> io::Result<SessionLog> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        let file = OpenOptions::new().append(true).create(true).open(path)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(true)
+            .open(path)?;
+        let needs_newline = ends_inside_a_line(&mut file)?;
         Ok(SessionLog {
             path: path.to_path_buf(),
             file,
+            needs_newline,
         })
     }
 
@@ -58,10 +74,83 @@ impl SessionLog {
             ts: now_rfc3339(),
             record,
         };
-        let mut text = serde_json::to_string(&line).map_err(io::Error::other)?;
-        text.push('\n');
-        self.file.write_all(text.as_bytes())?;
-        self.file.flush()?;
+        let text = serde_json::to_string(&line).map_err(io::Error::other)?;
+        let mut bytes = Vec::with_capacity(text.len() + 2);
+        if self.needs_newline {
+            bytes.push(b'\n');
+        }
+        bytes.extend_from_slice(text.as_bytes());
+        bytes.push(b'\n');
+        match self.file.write_all(&bytes).and_then(|()| self.file.flush()) {
+            Ok(()) => {
+                self.needs_newline = false;
+                Ok(line)
+            }
+            Err(e) => {
+                // Part of the line may be on disk: never glue the next record onto it.
+                self.needs_newline = true;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Whether a regular file's last byte is not a newline. Only the last byte is read (logs can
+/// be large); devices and empty files need nothing.
+fn ends_inside_a_line(file: &mut File) -> io::Result<bool> {
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() == 0 {
+        return Ok(false);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
+}
+
+/// One session's log writer, opened on the first append. Its lock orders that session's
+/// appends (and the events sent for them) without the engine's state lock.
+pub struct LogWriter {
+    path: PathBuf,
+    log: Mutex<Option<SessionLog>>,
+}
+
+impl LogWriter {
+    /// A writer for a log that is opened (for appending) when first written.
+    pub fn lazy(path: PathBuf) -> LogWriter {
+        LogWriter {
+            path,
+            log: Mutex::new(None),
+        }
+    }
+
+    /// A writer for a log that is already open.
+    pub fn open(log: SessionLog) -> LogWriter {
+        LogWriter {
+            path: log.path.clone(),
+            log: Mutex::new(Some(log)),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn guard(&self) -> MutexGuard<'_, Option<SessionLog>> {
+        // A panic mid-append leaves at worst a torn line, which the next append steps over.
+        self.log.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Append one record; `written` runs while this session's appends are still held back,
+    /// so whatever it announces comes in the order of the file.
+    pub fn append(&self, record: LogRecord, written: impl FnOnce(&LogLine)) -> io::Result<LogLine> {
+        let mut guard = self.guard();
+        let log = match guard.as_mut() {
+            Some(log) => log,
+            None => guard.insert(SessionLog::open_append(&self.path)?),
+        };
+        let line = log.append(record)?;
+        written(&line);
         Ok(line)
     }
 }
@@ -112,14 +201,8 @@ pub fn recover(path: &Path) -> io::Result<usize> {
     if open.is_empty() {
         return Ok(0);
     }
-    // A torn last line would glue onto our first record; start on a fresh line.
-    let needs_newline = std::fs::read(path)
-        .map(|b| !b.is_empty() && !b.ends_with(b"\n"))
-        .unwrap_or(false);
+    // `open_append` steps over a torn last line, so our first record starts a fresh line.
     let mut log = SessionLog::open_append(path)?;
-    if needs_newline {
-        log.file.write_all(b"\n")?;
-    }
     for (call_id, tool) in &open {
         log.append(LogRecord::ApprovalResolved {
             call_id: call_id.clone(),
