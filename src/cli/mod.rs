@@ -58,8 +58,9 @@ pub enum Command {
     /// One tool call, headless; the result JSON goes to stdout
     Call {
         tool: String,
+        /// The project (default: the one containing the current folder)
         #[arg(long)]
-        project: PathBuf,
+        project: Option<PathBuf>,
         #[arg(long, default_value = "leader.default")]
         profile: String,
         #[arg(long, default_value = "normal", value_parser = parse_mode)]
@@ -74,8 +75,9 @@ pub enum Command {
     },
     /// One agent run, headless; events are printed as JSON lines
     Run {
+        /// The project (default: the one containing the current folder)
         #[arg(long)]
-        project: PathBuf,
+        project: Option<PathBuf>,
         #[arg(long, default_value = "leader.default")]
         profile: String,
         #[arg(long)]
@@ -92,11 +94,18 @@ pub enum Command {
         approve_all: bool,
         #[arg(long)]
         reject_all: bool,
+        /// Do not print the live text_delta / reasoning_delta / tool_call_progress lines
+        #[arg(long)]
+        quiet: bool,
+        /// Keep calling the model after a call was refused or needed an approval
+        #[arg(long)]
+        continue_after_refusal: bool,
     },
     /// List sessions
     Sessions {
+        /// The project (default: the one containing the current folder)
         #[arg(long)]
-        project: PathBuf,
+        project: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -174,11 +183,14 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
     match cli.command {
-        None => open::open(cli.path.unwrap_or_else(|| PathBuf::from(".")), dirs).await,
+        None => open::open(project_path(cli.path), dirs).await,
         Some(Command::Init { path, title }) => {
             let ws =
                 crate::workspace::init::init(&path, title.as_deref()).map_err(Failure::usage)?;
             crate::store::open(&ws.db_path()).map_err(Failure::tool)?;
+            // The template's chapter file names its chapter; the story tree must have it.
+            crate::plot::template::seed_new_project(ws.root(), &ws.db_path())
+                .map_err(Failure::tool)?;
             println!(
                 "Created project '{}' at {}",
                 ws.title(),
@@ -192,7 +204,12 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             profile,
             json,
             project,
-        }) => tools::tools(profile, json, project, &dirs),
+        }) => tools::tools(
+            profile,
+            json,
+            project.or_else(|| crate::workspace::find_project_root(std::path::Path::new("."))),
+            &dirs,
+        ),
         Some(Command::Call {
             tool,
             project,
@@ -205,7 +222,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             call::call(
                 call::CallArgs {
                     tool,
-                    project,
+                    project: project_path(project),
                     profile,
                     mode,
                     approve,
@@ -226,10 +243,12 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             mode,
             approve_all,
             reject_all,
+            quiet,
+            continue_after_refusal,
         }) => {
             run::run(
                 run::RunArgs {
-                    project,
+                    project: project_path(project),
                     profile,
                     message,
                     model,
@@ -238,18 +257,31 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
                     mode,
                     approve_all,
                     reject_all,
+                    quiet,
+                    continue_after_refusal,
                 },
                 dirs,
             )
             .await
         }
-        Some(Command::Sessions { project, json }) => sessions::sessions(&project, json, dirs),
+        Some(Command::Sessions { project, json }) => {
+            sessions::sessions(&project_path(project), json, dirs)
+        }
     }
 }
 
-/// Open the engine on a project folder, with config loaded (global + project).
+/// The project a command acts on: `--project`/`PATH` when given, else the current folder;
+/// either way the project that contains it (a subfolder of a book opens the book).
+pub fn project_path(given: Option<PathBuf>) -> PathBuf {
+    let start = given.unwrap_or_else(|| PathBuf::from("."));
+    crate::workspace::find_project_root(&start).unwrap_or(start)
+}
+
+/// Open the engine on a project folder (or the project containing it), with config loaded
+/// (global + project).
 pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failure> {
-    let ws = Workspace::open(path).map_err(Failure::usage)?;
+    let path = project_path(Some(path.to_path_buf()));
+    let ws = Workspace::open(&path).map_err(Failure::usage)?;
     let config = Config::load(dirs, Some(ws.root())).map_err(Failure::usage)?;
     let engine = Engine::open(ws, config, dirs).map_err(Failure::tool)?;
     for e in engine.profile_errors() {
