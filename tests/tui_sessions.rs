@@ -285,6 +285,7 @@ fn rich_log() -> Vec<LogLine> {
             cost: 0.0031,
             cached_input_tokens: 0,
             reasoning_tokens: 0,
+            estimated: false,
         }),
     );
     lines.push(line(LogRecord::Custom {
@@ -313,6 +314,7 @@ fn rich_log() -> Vec<LogLine> {
         cost: 0.002,
         cached_input_tokens: 0,
         reasoning_tokens: 0,
+        estimated: false,
     }));
     lines.push(line(LogRecord::ToolResult {
         call_id: "c4".into(),
@@ -391,8 +393,8 @@ fn the_transcript_cursor_expands_tool_calls() {
         .unwrap()
         .expanded
         .is_empty());
-    // A note does not expand.
-    press(&mut app, "k");
+    // A note does not expand (the write call reads after its approval notes: two up).
+    press(&mut app, "k k");
     press(&mut app, "<Enter>");
     assert!(status(&app).contains("Only tool calls expand"));
     press(&mut app, "h");

@@ -46,6 +46,7 @@ fn fx(preset: Preset) -> Fx {
             context_window: Some(8192),
             input_price: 0.0,
             output_price: 0.0,
+            generation: Default::default(),
         },
     );
     let ws = nbook::workspace::Workspace::open(&root).expect("ws");

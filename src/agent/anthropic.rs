@@ -35,6 +35,8 @@ pub struct AnthropicProvider {
     prices: (f64, f64),
     window: Option<usize>,
     max_tokens: u64,
+    /// Fields merged into every request body after nbook's own (see `with_generation`).
+    extra_body: Map<String, Value>,
 }
 
 impl AnthropicProvider {
@@ -53,7 +55,18 @@ impl AnthropicProvider {
             prices,
             window: None,
             max_tokens: DEFAULT_MAX_TOKENS,
+            extra_body: Map::new(),
         }
+    }
+
+    /// The `max_tokens` every request sends.
+    pub fn max_tokens(&self) -> u64 {
+        self.max_tokens
+    }
+
+    /// The fields merged into every request body (from `with_generation`).
+    pub fn extra_body(&self) -> &Map<String, Value> {
+        &self.extra_body
     }
 
     pub fn with_max_tokens(mut self, n: u64) -> Self {
@@ -69,6 +82,54 @@ impl AnthropicProvider {
     /// The model's context window in tokens (from config), for compaction.
     pub fn with_context_window(mut self, window: Option<usize>) -> Self {
         self.window = window;
+        self
+    }
+
+    /// `[models.X]` generation settings in the Messages API's terms: `stop` is sent as
+    /// `stop_sequences`; `tool_choice` `"required"` becomes `{"type": "any"}`; and
+    /// `parallel_tool_calls = false` sets `disable_parallel_tool_use`. `reasoning_effort` is
+    /// an OpenAI field with no Messages equivalent: it is not sent (set `extra_body.thinking`).
+    pub fn with_generation(mut self, g: &crate::config::GenerationSettings) -> Self {
+        if let Some(n) = g.max_tokens {
+            self.max_tokens = n;
+        }
+        let mut fields = Map::new();
+        if let Some(t) = g.temperature {
+            fields.insert("temperature".into(), json!(t));
+        }
+        if let Some(p) = g.top_p {
+            fields.insert("top_p".into(), json!(p));
+        }
+        if let Some(stop) = &g.stop {
+            fields.insert("stop_sequences".into(), json!(stop.to_vec()));
+        }
+        let mut choice = match &g.tool_choice {
+            Some(Value::String(s)) => Some(match s.as_str() {
+                "required" | "any" => json!({"type": "any"}),
+                "none" => json!({"type": "none"}),
+                _ => json!({"type": "auto"}),
+            }),
+            Some(other) => Some(other.clone()),
+            None => None,
+        };
+        if g.parallel_tool_calls == Some(false) {
+            let c = choice.get_or_insert_with(|| json!({"type": "auto"}));
+            if let Some(obj) = c.as_object_mut() {
+                obj.insert("disable_parallel_tool_use".into(), json!(true));
+            }
+        }
+        if let Some(c) = choice {
+            fields.insert("tool_choice".into(), c);
+        }
+        if g.reasoning_effort.is_some() {
+            tracing::warn!(
+                "reasoning_effort is not sent to the Anthropic Messages API; use extra_body"
+            );
+        }
+        for (k, v) in &g.extra_body {
+            fields.insert(k.clone(), v.clone());
+        }
+        self.extra_body = fields;
         self
     }
 }
@@ -90,7 +151,13 @@ impl Provider for AnthropicProvider {
     }
 
     fn stream(&self, req: ModelRequest) -> BoxStream<'static, Result<ModelEvent, ProviderError>> {
-        let body = request_body(&self.model, self.max_tokens, &req).to_string();
+        let mut body = request_body(&self.model, self.max_tokens, &req);
+        if let Some(obj) = body.as_object_mut() {
+            for (k, v) in &self.extra_body {
+                obj.insert(k.clone(), v.clone());
+            }
+        }
+        let body = body.to_string();
         let decoder = MessagesDecoder {
             input_estimate: estimate_tokens(body.len()),
             ..Default::default()
@@ -200,6 +267,7 @@ struct MessagesDecoder {
     saw_usage: bool,
     input_estimate: u64,
     output_chars: usize,
+    stop_reason: Option<String>,
 }
 
 impl MessagesDecoder {
@@ -241,6 +309,9 @@ impl MessagesDecoder {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        if let Some(reason) = self.stop_reason.take() {
+            out.push(ModelEvent::Finish { reason });
+        }
         let open: Vec<u64> = self.blocks.keys().copied().collect();
         for index in open {
             self.close_block(index, out);
@@ -347,8 +418,24 @@ impl Decoder for MessagesDecoder {
                             .and_then(Value::as_str)
                             .unwrap_or_default();
                         self.output_chars += part.len();
-                        if let Some(Block::ToolUse { json, .. }) = self.blocks.get_mut(&index) {
+                        if let Some(Block::ToolUse { json, name, .. }) = self.blocks.get_mut(&index)
+                        {
                             json.push_str(part);
+                            out.push(ModelEvent::ToolCallProgress {
+                                index,
+                                name: name.clone(),
+                                argument_chars: json.len(),
+                            });
+                        }
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(t) = d
+                            .get("thinking")
+                            .and_then(Value::as_str)
+                            .filter(|t| !t.is_empty())
+                        {
+                            self.output_chars += t.len();
+                            out.push(ModelEvent::ReasoningDelta(t.to_string()));
                         }
                     }
                     _ => {}
@@ -358,6 +445,9 @@ impl Decoder for MessagesDecoder {
             "message_delta" => {
                 if let Some(u) = v.get("usage") {
                     self.usage(u);
+                }
+                if let Some(reason) = v.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_string());
                 }
             }
             "message_stop" => {

@@ -13,7 +13,7 @@ use super::anthropic::{self, AnthropicProvider};
 use super::http::{Endpoint, HttpSettings};
 use super::openai::{self, OpenAiProvider};
 use super::provider::{Provider, ProviderError};
-use crate::config::{Config, ModelConfig, ProviderConfig};
+use crate::config::{Config, GenerationSettings, ModelConfig, ProviderConfig};
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -24,8 +24,39 @@ pub fn default_model_key<'a>(config: &'a Config, profile: &str) -> Option<&'a st
         .defaults
         .profiles
         .get(profile)
-        .or(config.defaults.model.as_ref())
-        .map(String::as_str)
+        .and_then(|d| d.model())
+        .or(config.defaults.model.as_deref())
+}
+
+/// The generation settings a run of `profile` on `model` sends: the model's own, overlaid by
+/// the profile's table in `[defaults.profiles]` (which wins field by field).
+pub fn generation_for(
+    model: &ModelConfig,
+    config: &Config,
+    profile: Option<&str>,
+) -> GenerationSettings {
+    let over = profile
+        .and_then(|p| config.defaults.profiles.get(p))
+        .and_then(|d| d.generation());
+    match over {
+        Some(o) => model.generation.overlaid(o),
+        None => model.generation.clone(),
+    }
+}
+
+/// The provider for `model_key` as `profile` uses it (its generation overrides applied).
+pub fn build_provider_for(
+    config: &Config,
+    model_key: &str,
+    profile: &str,
+) -> Result<Arc<dyn Provider>, ProviderError> {
+    build_full(
+        config,
+        model_key,
+        Some(profile),
+        HttpSettings::from_env(),
+        &|name| std::env::var(name).ok(),
+    )
 }
 
 /// The provider for the model `model_key` of `[models]`.
@@ -54,6 +85,16 @@ pub fn build_with_env(
     settings: HttpSettings,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Arc<dyn Provider>, ProviderError> {
+    build_full(config, model_key, None, settings, env)
+}
+
+fn build_full(
+    config: &Config,
+    model_key: &str,
+    profile: Option<&str>,
+    settings: HttpSettings,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Arc<dyn Provider>, ProviderError> {
     let model = config.models.get(model_key).ok_or_else(|| {
         ProviderError::Config(format!(
             "unknown model '{model_key}': config.toml [models] has {}",
@@ -70,6 +111,7 @@ pub fn build_with_env(
     let prices = (model.input_price, model.output_price);
     let label = format!("{}:{}", model.provider, model.name);
     let window = model.context_window.map(|w| w as usize);
+    let generation = generation_for(model, config, profile);
     match pc.kind.as_str() {
         "openai" => {
             let base = pc.base_url.as_deref().unwrap_or(OPENAI_BASE_URL);
@@ -79,7 +121,12 @@ pub fn build_with_env(
             }
             headers.extend(pc.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
             let endpoint = endpoint(model, openai::chat_url(base), &headers, settings)?;
-            Ok(Arc::new(OpenAiProvider::new(endpoint, model.name.clone(), prices).with_label(label).with_context_window(window)))
+            Ok(Arc::new(
+                OpenAiProvider::new(endpoint, model.name.clone(), prices)
+                    .with_label(label)
+                    .with_context_window(window)
+                    .with_generation(&generation),
+            ))
         }
         "anthropic" => {
             let base = pc.base_url.as_deref().unwrap_or(ANTHROPIC_BASE_URL);
@@ -87,7 +134,12 @@ pub fn build_with_env(
             let mut headers = anthropic::auth_headers(&key);
             headers.extend(pc.headers.iter().map(|(k, v)| (k.clone(), v.clone())));
             let endpoint = endpoint(model, anthropic::messages_url(base), &headers, settings)?;
-            Ok(Arc::new(AnthropicProvider::new(endpoint, model.name.clone(), prices).with_label(label).with_context_window(window)))
+            Ok(Arc::new(
+                AnthropicProvider::new(endpoint, model.name.clone(), prices)
+                    .with_label(label)
+                    .with_context_window(window)
+                    .with_generation(&generation),
+            ))
         }
         "replay" => Err(ProviderError::Config(format!(
             "provider '{}' is a replay provider: use --provider replay --script FILE instead of a model",

@@ -50,7 +50,7 @@ pub fn config_providers(config: Arc<Config>) -> ProviderSource {
                     )
                 })?,
         };
-        super::build_provider(&config, &key).map_err(|e| e.to_string())
+        super::build_provider_for(&config, &key, &profile.key).map_err(|e| e.to_string())
     })
 }
 
@@ -344,6 +344,7 @@ impl Host {
                         inbox: Some(inbox),
                         context_window: provider.context_window(),
                         summarizer,
+                        stop_after_refusal: false,
                     };
                     let run =
                         run_invocation(me.engine.clone(), sid.clone(), provider, start, opts).await;

@@ -5,6 +5,7 @@
 //! delivers finished background jobs.
 
 pub mod anthropic;
+pub mod budget;
 pub mod compact;
 pub mod factory;
 pub mod host;
@@ -12,10 +13,13 @@ pub mod http;
 pub mod openai;
 pub mod provider;
 pub mod replay;
+pub mod reply_stream;
 pub mod run_loop;
 
 pub use anthropic::AnthropicProvider;
-pub use factory::{build_provider, build_provider_with, default_model_key};
+pub use factory::{
+    build_provider, build_provider_for, build_provider_with, default_model_key, generation_for,
+};
 pub use http::HttpSettings;
 pub use openai::OpenAiProvider;
 pub use provider::{Message, ModelEvent, ModelRequest, Provider, ProviderError, ToolSpec};

@@ -56,6 +56,39 @@ impl OpenAiProvider {
         self
     }
 
+    /// `[models.X]` generation settings: each set field goes into the body under its
+    /// chat-completions name (`max_tokens`, `temperature`, `top_p`, `stop`, `tool_choice`,
+    /// `parallel_tool_calls`, `reasoning_effort`), then `extra_body` verbatim, which wins.
+    pub fn with_generation(mut self, g: &crate::config::GenerationSettings) -> Self {
+        let mut fields = Map::new();
+        if let Some(n) = g.max_tokens {
+            fields.insert("max_tokens".into(), json!(n));
+        }
+        if let Some(t) = g.temperature {
+            fields.insert("temperature".into(), json!(t));
+        }
+        if let Some(p) = g.top_p {
+            fields.insert("top_p".into(), json!(p));
+        }
+        if let Some(stop) = &g.stop {
+            fields.insert("stop".into(), json!(stop.to_vec()));
+        }
+        if let Some(c) = &g.tool_choice {
+            fields.insert("tool_choice".into(), c.clone());
+        }
+        if let Some(p) = g.parallel_tool_calls {
+            fields.insert("parallel_tool_calls".into(), json!(p));
+        }
+        if let Some(r) = &g.reasoning_effort {
+            fields.insert("reasoning_effort".into(), json!(r));
+        }
+        for (k, v) in &g.extra_body {
+            fields.insert(k.clone(), v.clone());
+        }
+        self.extra_body.extend(fields);
+        self
+    }
+
     pub fn with_label(mut self, label: impl Into<String>) -> Self {
         self.label = label.into();
         self
@@ -224,6 +257,17 @@ impl ChatDecoder {
                 out.push(ModelEvent::TextDelta(t.to_string()));
             }
         }
+        // llama.cpp and DeepSeek stream reasoning as `reasoning_content`, others as `reasoning`.
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(t) = delta
+                .get(key)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                self.output_chars += t.len();
+                out.push(ModelEvent::ReasoningDelta(t.to_string()));
+            }
+        }
         let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) else {
             return;
         };
@@ -267,6 +311,11 @@ impl ChatDecoder {
                     .and_then(Value::as_str)
                     .map_or(0, str::len);
             }
+            out.push(ModelEvent::ToolCallProgress {
+                index,
+                name: call.name.clone(),
+                argument_chars: call.arguments.len(),
+            });
         }
     }
 
@@ -289,6 +338,9 @@ impl ChatDecoder {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelEvent>) {
+        if let Some(reason) = self.finish_reason.clone() {
+            out.push(ModelEvent::Finish { reason });
+        }
         for (index, call) in std::mem::take(&mut self.calls) {
             let arguments = parse_arguments(&call.name, &call.arguments);
             let id = call
@@ -343,6 +395,18 @@ impl Decoder for ChatDecoder {
             ))
         })?;
         if chunk.get("error").is_some_and(|e| !e.is_null()) || ev.event == "error" {
+            // Counts the server reported before failing are what it bills: pass them on.
+            if let Some(u) = self.usage.take() {
+                out.push(ModelEvent::Usage {
+                    input_tokens: u.input,
+                    output_tokens: u.output,
+                });
+                out.push(ModelEvent::UsageDetails {
+                    cached_input_tokens: u.cached,
+                    reasoning_tokens: u.reasoning,
+                    estimated: false,
+                });
+            }
             let msg = error_message(&chunk).unwrap_or_else(|| truncate(data, 300));
             return Err(ProviderError::Stream(format!(
                 "the server reported an error: {msg}"

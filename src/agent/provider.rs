@@ -56,6 +56,26 @@ pub enum ModelEvent {
         reasoning_tokens: u64,
         estimated: bool,
     },
+    /// Reasoning text, where the server streams it (`reasoning_content`, Anthropic's
+    /// `thinking_delta`). Shown live; not sent back to the model.
+    ReasoningDelta(String),
+    /// A tool call's arguments are being generated: its name (once known) and how many
+    /// characters of arguments have arrived so far. The finished call follows as `ToolCall`.
+    ToolCallProgress {
+        index: u64,
+        name: String,
+        argument_chars: usize,
+    },
+    /// Why the reply ended, as the server said it (`stop`, `tool_calls`, `length`,
+    /// Anthropic's `end_turn`, `max_tokens`…).
+    Finish {
+        reason: String,
+    },
+}
+
+/// True when a finish reason means the reply was cut off by the output-token limit.
+pub fn cut_off_by_length(reason: &str) -> bool {
+    matches!(reason, "length" | "max_tokens")
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -14,8 +14,10 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::budget::ContextBudget;
 use super::compact;
-use super::provider::{Message, ModelEvent, ModelRequest, Provider, ToolSpec};
+use super::provider::{cut_off_by_length, Message, ModelRequest, Provider, ToolSpec};
+use super::reply_stream::{request_chars, ReplyStream, TurnUsage};
 use crate::engine::{
     Approval, CallResult, CallStatus, Engine, EngineError, LogRecord, SessionState, ToolCall,
 };
@@ -55,6 +57,10 @@ pub struct RunOptions {
     /// Who writes compaction summaries (the `summarizer` profile's model); `None` = fall back
     /// to dropping old tool outputs.
     pub summarizer: Option<Arc<dyn Provider>>,
+    /// End the run after a turn in which a call was refused, rejected or needed an approval
+    /// nobody could give (headless `nbook run`): the model would only try again or work
+    /// around it, spending tokens on a change the author did not allow.
+    pub stop_after_refusal: bool,
 }
 
 impl RunOptions {
@@ -65,6 +71,7 @@ impl RunOptions {
             inbox: None,
             context_window: None,
             summarizer: None,
+            stop_after_refusal: false,
         }
     }
 }
@@ -88,6 +95,12 @@ pub struct RunOutcome {
     /// `report_result.data`, when the run ended with `report_result`.
     pub data: Option<serde_json::Value>,
     pub cancelled: bool,
+    /// A reply ended at the output-token limit (`finish_reason: length`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut_off: bool,
+    /// The run stopped after a refused call (see `RunOptions::stop_after_refusal`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_after_refusal: bool,
     pub error: Option<String>,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -307,6 +320,12 @@ pub async fn run_invocation(
         let system = system_prompt(&engine, &session_id);
         let tools = tool_specs(&engine, &session_id);
         if let Some(window) = opts.context_window {
+            let budget = ContextBudget::measure(window, &system, &tools, &messages);
+            if let Err(e) = budget.check_fixed() {
+                engine.set_context_use(&session_id, budget.used() as u64, window as u64);
+                out.error = Some(e.to_string());
+                break;
+            }
             // After the summarizer failed once in this run, compact by dropping only: asking a
             // failing model again every turn would cost a request per turn for nothing.
             let summarizer = opts.summarizer.clone().filter(|_| !summarizer_failed);
@@ -321,43 +340,64 @@ pub async fn run_invocation(
             .await?;
             messages = kept;
             summarizer_failed |= failed;
+            let used = budget.fixed() + compact::estimate_total(&messages);
+            engine.set_context_use(&session_id, used as u64, window as u64);
         }
         let req = ModelRequest {
             system,
             messages: messages.clone(),
             tools,
         };
+        let request_chars = request_chars(&req);
         let mut stream = provider.stream(req);
-        let mut text = String::new();
-        let mut calls: Vec<ToolCall> = Vec::new();
-        let mut usage = (0u64, 0u64);
-        let mut details = (0u64, 0u64);
-        let mut got_anything = false;
+        let mut reply = ReplyStream::new(&engine, &session_id);
         loop {
             let next = tokio::select! {
                 n = stream.next() => n,
                 _ = opts.cancel.cancelled() => { out.cancelled = true; None }
             };
             let Some(event) = next else { break };
-            got_anything = true;
             match event {
-                Ok(ModelEvent::TextDelta(t)) => text.push_str(&t),
-                Ok(ModelEvent::ToolCall(c)) => calls.push(c),
-                Ok(ModelEvent::Usage {
-                    input_tokens,
-                    output_tokens,
-                }) => usage = (input_tokens, output_tokens),
-                Ok(ModelEvent::UsageDetails {
-                    cached_input_tokens,
-                    reasoning_tokens,
-                    ..
-                }) => details = (cached_input_tokens, reasoning_tokens),
+                Ok(ev) => reply.on_event(ev),
                 Err(e) => {
                     out.error = Some(e.to_string());
                     break;
                 }
             }
         }
+        reply.flush();
+        let ReplyStream {
+            mut text,
+            calls,
+            usage,
+            finish,
+            got_anything,
+            ..
+        } = reply;
+        // Usage is recorded for every turn the server worked on, also one that was cancelled,
+        // failed or cut off: a paid API bills it. Without the server's counts, nbook's
+        // estimate (~4 characters a token) is recorded and marked as such. It is logged
+        // right after the reply it belongs to, as the transcript expects.
+        let usage = usage.unwrap_or_else(|| TurnUsage::estimated(request_chars, &text, &calls));
+        let record_usage = |out: &mut RunOutcome| -> Result<(), EngineError> {
+            let cost =
+                (usage.input as f64 * in_price + usage.output as f64 * out_price) / 1_000_000.0;
+            engine.add_usage_detailed(
+                &session_id,
+                usage.input,
+                usage.output,
+                cost,
+                usage.cached,
+                usage.reasoning,
+                usage.estimated,
+            )?;
+            out.input_tokens += usage.input;
+            out.output_tokens += usage.output;
+            out.cached_input_tokens += usage.cached;
+            out.reasoning_tokens += usage.reasoning;
+            out.cost += cost;
+            Ok(())
+        };
         if out.cancelled || out.error.is_some() || !got_anything {
             if !text.is_empty() || !calls.is_empty() {
                 // Keep what streamed so the transcript shows where it stopped; calls not run.
@@ -369,12 +409,25 @@ pub async fn run_invocation(
                     },
                 )?;
             }
+            if got_anything || out.cancelled || out.error.is_some() {
+                record_usage(&mut out)?;
+            }
             if !got_anything && out.error.is_none() && !out.cancelled {
                 out.error = Some("the model sent an empty reply".into());
             }
             break;
         }
         out.turns += 1;
+        let cut_off = finish.as_deref().is_some_and(cut_off_by_length);
+        if cut_off {
+            // Said in the reply itself, so the model sees on its next turn that it was cut
+            // off (and the transcript shows it), rather than taking it for a finished answer.
+            text.push_str(&format!(
+                "\n\n[reply cut off at {} tokens: the output-token limit was reached]",
+                usage.output
+            ));
+            out.cut_off = true;
+        }
         engine.append(
             &session_id,
             LogRecord::Assistant {
@@ -382,13 +435,7 @@ pub async fn run_invocation(
                 tool_calls: calls.clone(),
             },
         )?;
-        let cost = (usage.0 as f64 * in_price + usage.1 as f64 * out_price) / 1_000_000.0;
-        engine.add_usage_detailed(&session_id, usage.0, usage.1, cost, details.0, details.1)?;
-        out.input_tokens += usage.0;
-        out.output_tokens += usage.1;
-        out.cached_input_tokens += details.0;
-        out.reasoning_tokens += details.1;
-        out.cost += cost;
+        record_usage(&mut out)?;
         messages.push(Message::Assistant {
             text: text.clone(),
             tool_calls: calls.clone(),
@@ -408,6 +455,7 @@ pub async fn run_invocation(
         }
         out.tool_calls += calls.len();
         let mut reported = false;
+        let mut refused = false;
         for result in run_calls(&engine, &session_id, calls, &opts).await {
             if result.status == CallStatus::NeedsApproval {
                 out.needed_approval += 1;
@@ -416,6 +464,10 @@ pub async fn run_invocation(
                 // A run whose record is incomplete must not go on acting.
                 out.error = Some(format!("{}: {}", result.tool, result.content));
             }
+            refused |= matches!(
+                result.status,
+                CallStatus::NeedsApproval | CallStatus::Rejected | CallStatus::Refused
+            );
             if result.ok && result.tool == REPORT_RESULT {
                 reported = true;
                 out.final_text = result.content.clone();
@@ -428,6 +480,10 @@ pub async fn run_invocation(
             });
         }
         if reported || out.error.is_some() {
+            break;
+        }
+        if refused && opts.stop_after_refusal {
+            out.stopped_after_refusal = true;
             break;
         }
     }
@@ -494,6 +550,12 @@ async fn compact_if_needed(
             compact::compact(&messages, fixed, &policy, f).await
         }
     };
+    let failed = asked && done.details.summary_error.is_some();
+    if done.tokens_after >= done.tokens_before {
+        // Nothing could be dropped or summarised (e.g. one huge recent message): logging a
+        // "compaction" that gains nothing would only repeat every turn.
+        return Ok((messages, failed));
+    }
     engine.append(
         session_id,
         LogRecord::Compaction {
@@ -508,7 +570,6 @@ async fn compact_if_needed(
                 .collect(),
         },
     )?;
-    let failed = asked && done.details.summary_error.is_some();
     Ok((done.messages, failed))
 }
 

@@ -80,7 +80,7 @@ pub async fn call(a: CallArgs, dirs: Dirs) -> Result<u8, Failure> {
             by: "cli",
         }
     } else {
-        Approval::Fail
+        Approval::FailWithRemedy("Re-run nbook call with --approve or --reject.")
     };
     let result = engine
         .call(

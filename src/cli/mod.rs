@@ -63,8 +63,9 @@ pub enum Command {
     /// One tool call, headless; the result JSON goes to stdout
     Call {
         tool: String,
+        /// The project (default: the one containing the current folder)
         #[arg(long)]
-        project: PathBuf,
+        project: Option<PathBuf>,
         #[arg(long, default_value = "leader.default")]
         profile: String,
         #[arg(long, default_value = "normal", value_parser = parse_mode)]
@@ -79,8 +80,9 @@ pub enum Command {
     },
     /// One agent run, headless; events are printed as JSON lines
     Run {
+        /// The project (default: the one containing the current folder)
         #[arg(long)]
-        project: PathBuf,
+        project: Option<PathBuf>,
         #[arg(long, default_value = "leader.default")]
         profile: String,
         #[arg(long)]
@@ -97,6 +99,12 @@ pub enum Command {
         approve_all: bool,
         #[arg(long)]
         reject_all: bool,
+        /// Do not print the live text_delta / reasoning_delta / tool_call_progress lines
+        #[arg(long)]
+        quiet: bool,
+        /// Keep calling the model after a call was refused or needed an approval
+        #[arg(long)]
+        continue_after_refusal: bool,
     },
     /// Trust a project's .nbook/config.toml to loosen your approval policy (prints what it
     /// loosens); the trust is kept in the config dir and dropped when the file changes
@@ -114,8 +122,9 @@ pub enum Command {
     },
     /// List sessions
     Sessions {
+        /// The project (default: the one containing the current folder)
         #[arg(long)]
-        project: PathBuf,
+        project: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -225,11 +234,14 @@ pub fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
     match cli.command {
-        None => open::open(cli.path.unwrap_or_else(|| PathBuf::from(".")), dirs).await,
+        None => open::open(project_path(cli.path), dirs).await,
         Some(Command::Init { path, title }) => {
             let ws =
                 crate::workspace::init::init(&path, title.as_deref()).map_err(Failure::usage)?;
             crate::store::open(&ws.db_path()).map_err(Failure::tool)?;
+            // The template's chapter file names its chapter; the story tree must have it.
+            crate::plot::template::seed_new_project(ws.root(), &ws.db_path())
+                .map_err(Failure::tool)?;
             out(format!(
                 "Created project '{}' at {}",
                 ws.title(),
@@ -243,7 +255,12 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             profile,
             json,
             project,
-        }) => tools::tools(profile, json, project, &dirs),
+        }) => tools::tools(
+            profile,
+            json,
+            project.or_else(|| crate::workspace::find_project_root(std::path::Path::new("."))),
+            &dirs,
+        ),
         Some(Command::Call {
             tool,
             project,
@@ -256,7 +273,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             call::call(
                 call::CallArgs {
                     tool,
-                    project,
+                    project: project_path(project),
                     profile,
                     mode,
                     approve,
@@ -277,10 +294,12 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             mode,
             approve_all,
             reject_all,
+            quiet,
+            continue_after_refusal,
         }) => {
             run::run(
                 run::RunArgs {
-                    project,
+                    project: project_path(project),
                     profile,
                     message,
                     model,
@@ -289,23 +308,40 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
                     mode,
                     approve_all,
                     reject_all,
+                    quiet,
+                    continue_after_refusal,
                 },
                 dirs,
             )
             .await
         }
-        Some(Command::Sessions { project, json }) => sessions::sessions(&project, json, dirs),
+        Some(Command::Sessions { project, json }) => {
+            sessions::sessions(&project_path(project), json, dirs)
+        }
         Some(Command::Trust {
             path,
             show,
             revoke,
             json,
-        }) => trust::trust(&path, trust::Action::pick(show, revoke), json, &dirs),
+        }) => trust::trust(
+            &project_path(Some(path)),
+            trust::Action::pick(show, revoke),
+            json,
+            &dirs,
+        ),
     }
 }
 
-/// Open the engine on a project folder, with config loaded (global + project); config
-/// warnings and the project lines held back until trusted go to stderr.
+/// The project a command acts on: `--project`/`PATH` when given, else the current folder;
+/// either way the project that contains it (a subfolder of a book opens the book).
+pub fn project_path(given: Option<PathBuf>) -> PathBuf {
+    let start = given.unwrap_or_else(|| PathBuf::from("."));
+    crate::workspace::find_project_root(&start).unwrap_or(start)
+}
+
+/// Open the engine on a project folder (or the project containing it), with config loaded
+/// (global + project); config warnings and the project lines held back until trusted go
+/// to stderr.
 pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failure> {
     let (engine, report) = open_engine_report(path, dirs)?;
     for n in report.notes() {
@@ -323,7 +359,7 @@ pub fn open_engine_report(
     path: &std::path::Path,
     dirs: &Dirs,
 ) -> Result<(Engine, LoadReport), Failure> {
-    let ws = Workspace::open(path).map_err(Failure::usage)?;
+    let ws = Workspace::open(&project_path(Some(path.to_path_buf()))).map_err(Failure::usage)?;
     let mut report = Config::load_report(dirs, Some(ws.root())).map_err(Failure::usage)?;
     let engine = Engine::open(ws, report.config.clone(), dirs).map_err(Failure::tool)?;
     report.check_tool_names(engine.registry().names());

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use super::{exit, open_engine, out, Failure};
 use crate::agent::{run_agent, Provider, ReplayProvider, RunOptions};
 use crate::config::Dirs;
-use crate::engine::{Approval, Decision, Mode};
+use crate::engine::{Approval, Decision, EngineEvent, Mode};
 
 pub struct RunArgs {
     pub project: PathBuf,
@@ -22,7 +22,14 @@ pub struct RunArgs {
     pub mode: Mode,
     pub approve_all: bool,
     pub reject_all: bool,
+    /// Do not print `text_delta`, `reasoning_delta` and `tool_call_progress` lines.
+    pub quiet: bool,
+    /// Keep calling the model after a refused or unapproved call.
+    pub continue_after_refusal: bool,
 }
+
+/// Exit code after Ctrl+C, as shells report a SIGINT-terminated command.
+pub const INTERRUPTED: u8 = 130;
 
 fn provider_for(a: &RunArgs) -> Result<Arc<dyn Provider>, Failure> {
     let from_config = |model: Option<&str>| -> Result<Arc<dyn Provider>, Failure> {
@@ -39,7 +46,7 @@ fn provider_for(a: &RunArgs) -> Result<Arc<dyn Provider>, Failure> {
                     )
                 })?,
         };
-        crate::agent::build_provider(&config, &key).map_err(Failure::usage)
+        crate::agent::build_provider_for(&config, &key, &a.profile).map_err(Failure::usage)
     };
     match (a.provider.as_deref(), &a.script, &a.model) {
         (Some("replay"), Some(script), _) => Ok(Arc::new(ReplayProvider::from_file(script).map_err(Failure::usage)?)),
@@ -62,8 +69,18 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     let cancel = CancellationToken::new();
     // When the reader of stdout goes away (`| head`), nobody sees the run: stop it.
     let reader_gone = cancel.clone();
+    let quiet = a.quiet;
     let printer = tokio::spawn(async move {
         while let Ok(ev) = events.recv().await {
+            let progress = matches!(
+                ev,
+                EngineEvent::TextDelta { .. }
+                    | EngineEvent::ReasoningDelta { .. }
+                    | EngineEvent::ToolCallProgress { .. }
+            );
+            if quiet && progress {
+                continue;
+            }
             if let Ok(line) = serde_json::to_string(&ev) {
                 if let Err(f) = out(line) {
                     reader_gone.cancel();
@@ -90,7 +107,9 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
             by: "cli",
         }
     } else {
-        Approval::Fail
+        Approval::FailWithRemedy(
+            "Re-run nbook run with --approve-all or --reject-all, or open the project in nbook to approve it.",
+        )
     };
     engine.set_headless(true);
     // Sub-agents the run invokes use the models in config.toml and the same approval rule.
@@ -105,12 +124,15 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
             ctrl_c.cancel();
         }
     });
+    let mut opts = RunOptions::new(approval, cancel);
+    opts.stop_after_refusal = !a.continue_after_refusal;
+    opts.context_window = provider.context_window();
     let outcome = run_agent(
         engine.clone(),
         session.id.clone(),
         provider,
         a.message.clone(),
-        RunOptions::new(approval, cancel),
+        opts,
     )
     .await
     .map_err(Failure::tool)?;
@@ -126,11 +148,20 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     let summary =
         serde_json::json!({"event": "run_finished", "session_id": session.id, "outcome": outcome});
     out(summary)?;
-    Ok(if outcome.error.is_some() {
-        exit::TOOL_ERROR
+    Ok(exit_code(&outcome))
+}
+
+/// `nbook call`'s contract applied to a run: an interrupted run is 130 whatever else
+/// happened; a call that needed an approval nobody gave is 3 even when a later turn failed
+/// (the author must know something was not done); a model or tool failure is 1.
+pub fn exit_code(outcome: &crate::agent::RunOutcome) -> u8 {
+    if outcome.cancelled {
+        INTERRUPTED
     } else if outcome.needed_approval > 0 {
         exit::NEEDS_APPROVAL
+    } else if outcome.error.is_some() {
+        exit::TOOL_ERROR
     } else {
         exit::OK
-    })
+    }
 }

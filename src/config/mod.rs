@@ -130,6 +130,108 @@ pub struct ModelConfig {
     pub input_price: f64,
     #[serde(default)]
     pub output_price: f64,
+    /// Generation settings sent with every request to this model.
+    #[serde(flatten)]
+    pub generation: GenerationSettings,
+}
+
+/// Per-model (and per-profile) generation settings. Each is sent only when set, so a server
+/// keeps its own default otherwise. `extra_body` is merged into the request body verbatim and
+/// wins over every field nbook sets (an escape hatch for server-specific knobs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GenerationSettings {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// One stop sequence or a list of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<StopSequences>,
+    /// `"auto"`, `"required"`, `"none"` or a provider-specific object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// `"low"`, `"medium"`, `"high"` (OpenAI reasoning models).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<String>,
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum StopSequences {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl StopSequences {
+    pub fn to_vec(&self) -> Vec<String> {
+        match self {
+            StopSequences::One(s) => vec![s.clone()],
+            StopSequences::Many(v) => v.clone(),
+        }
+    }
+}
+
+impl GenerationSettings {
+    /// `over`'s settings where it has them, ours otherwise (`extra_body` merges key by key).
+    pub fn overlaid(&self, over: &GenerationSettings) -> GenerationSettings {
+        let mut extra_body = self.extra_body.clone();
+        for (k, v) in &over.extra_body {
+            extra_body.insert(k.clone(), v.clone());
+        }
+        GenerationSettings {
+            max_tokens: over.max_tokens.or(self.max_tokens),
+            temperature: over.temperature.or(self.temperature),
+            top_p: over.top_p.or(self.top_p),
+            stop: over.stop.clone().or_else(|| self.stop.clone()),
+            tool_choice: over
+                .tool_choice
+                .clone()
+                .or_else(|| self.tool_choice.clone()),
+            parallel_tool_calls: over.parallel_tool_calls.or(self.parallel_tool_calls),
+            reasoning_effort: over
+                .reasoning_effort
+                .clone()
+                .or_else(|| self.reasoning_effort.clone()),
+            extra_body,
+        }
+    }
+}
+
+/// `[defaults.profiles]`: a profile's model key (`writer = "small"`), or a table with the
+/// model and generation settings that override the model's own
+/// (`[defaults.profiles.writer] model = "small"`, `temperature = 0.3`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ProfileDefault {
+    Model(String),
+    Settings {
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(flatten)]
+        generation: GenerationSettings,
+    },
+}
+
+impl ProfileDefault {
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            ProfileDefault::Model(m) => Some(m),
+            ProfileDefault::Settings { model, .. } => model.as_deref(),
+        }
+    }
+
+    pub fn generation(&self) -> Option<&GenerationSettings> {
+        match self {
+            ProfileDefault::Model(_) => None,
+            ProfileDefault::Settings { generation, .. } => Some(generation),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -137,7 +239,7 @@ pub struct Defaults {
     #[serde(default)]
     pub model: Option<String>,
     #[serde(default)]
-    pub profiles: BTreeMap<String, String>,
+    pub profiles: BTreeMap<String, ProfileDefault>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

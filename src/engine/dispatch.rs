@@ -28,6 +28,9 @@ pub enum Approval {
     },
     /// Do not ask: report `needs_approval` and change nothing (headless without a flag).
     Fail,
+    /// As `Fail`, and the result names how this caller gives approval (`nbook call`:
+    /// "--approve or --reject"; `nbook run`: "--approve-all or --reject-all").
+    FailWithRemedy(&'static str),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -190,6 +193,23 @@ impl Engine {
             Ok(p) => p,
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         };
+        if preview.changes_nothing() {
+            // Asking the author to approve an empty diff wastes their attention.
+            let paths: Vec<&str> = match &preview.body {
+                PreviewBody::Files { changes } => changes.iter().map(|c| c.path.as_str()).collect(),
+                _ => Vec::new(),
+            };
+            return CallResult {
+                status: CallStatus::Ok,
+                ok: true,
+                content: format!(
+                    "unchanged: {} already has this content; nothing was written and no approval was needed",
+                    paths.join(", ")
+                ),
+                details: Some(serde_json::json!({"outcome": "unchanged", "paths": paths})),
+                ..CallResult::fail(call, CallStatus::Ok, "")
+            };
+        }
         let decision = match self
             .await_decision(&ctx, call, &preview, grant_allowed, approval)
             .await
@@ -351,12 +371,16 @@ impl Engine {
         let auto = match approval {
             Approval::Auto { decision, by } => Some((decision, by)),
             Approval::Queue => None,
-            Approval::Fail => {
+            Approval::Fail | Approval::FailWithRemedy(_) => {
+                let remedy = match approval {
+                    Approval::FailWithRemedy(r) => format!(" {r}"),
+                    _ => String::new(),
+                };
                 let mut r = CallResult::fail(
                     call,
                     CallStatus::NeedsApproval,
                     format!(
-                        "{} needs the author's approval ({} mode, `{}` policy); nothing was changed. Re-run with --approve or --reject.",
+                        "{} needs the author's approval ({} mode, `{}` policy); nothing was changed. Do not retry it in this run: no author can approve it here.{remedy}",
                         call.name,
                         ctx.mode,
                         self.config.approval.preset.as_str()

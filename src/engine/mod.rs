@@ -173,6 +173,19 @@ impl Engine {
         self.events.subscribe()
     }
 
+    /// Publish live progress of a model reply (`TextDelta`, `ReasoningDelta`,
+    /// `ToolCallProgress`); other events are the engine's own to send.
+    pub fn publish_progress(&self, event: EngineEvent) {
+        if matches!(
+            event,
+            EngineEvent::TextDelta { .. }
+                | EngineEvent::ReasoningDelta { .. }
+                | EngineEvent::ToolCallProgress { .. }
+        ) {
+            self.emit(event);
+        }
+    }
+
     fn emit(&self, event: EngineEvent) {
         // No subscriber is fine (headless runs).
         let _ = self.events.send(event);
@@ -268,6 +281,8 @@ impl Engine {
             input_tokens: 0,
             output_tokens: 0,
             cost: 0.0,
+            context_tokens: 0,
+            context_window: 0,
         };
         st.sessions.insert(
             id.clone(),
@@ -322,6 +337,8 @@ impl Engine {
             input_tokens: 0,
             output_tokens: 0,
             cost: 0.0,
+            context_tokens: 0,
+            context_window: 0,
         };
         self.state().sessions.insert(
             id.clone(),
@@ -490,11 +507,12 @@ impl Engine {
         output: u64,
         cost: f64,
     ) -> Result<(), EngineError> {
-        self.add_usage_detailed(id, input, output, cost, 0, 0)
+        self.add_usage_detailed(id, input, output, cost, 0, 0, false)
     }
 
     /// Record one assistant message's usage (the per-message figure) and add it to the
     /// session's totals.
+    #[allow(clippy::too_many_arguments)]
     pub fn add_usage_detailed(
         &self,
         id: &str,
@@ -503,6 +521,7 @@ impl Engine {
         cost: f64,
         cached: u64,
         reasoning: u64,
+        estimated: bool,
     ) -> Result<(), EngineError> {
         self.append(
             id,
@@ -512,6 +531,7 @@ impl Engine {
                 cost,
                 cached_input_tokens: cached,
                 reasoning_tokens: reasoning,
+                estimated,
             },
         )?;
         self.update_session(id, |s| {
@@ -520,6 +540,14 @@ impl Engine {
             s.cost += cost;
         });
         Ok(())
+    }
+
+    /// Record how much of the model's window a session's next request uses (estimated).
+    pub fn set_context_use(&self, id: &str, tokens: u64, window: u64) {
+        self.update_session(id, |s| {
+            s.context_tokens = tokens;
+            s.context_window = window;
+        });
     }
 
     /// Calls waiting for the author, oldest first (FIFO across sessions).
@@ -588,6 +616,8 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
                     input_tokens: 0,
                     output_tokens: 0,
                     cost: 0.0,
+                    context_tokens: 0,
+                    context_window: 0,
                 });
             }
             LogRecord::ModeChange { to, .. } => {

@@ -165,6 +165,25 @@ pub struct Preview {
     pub targets: Vec<TargetState>,
 }
 
+impl Preview {
+    /// True for a file change that leaves every file as it is (a `write` of the content the
+    /// file already has, an `edit` whose replacement equals the text): nothing to approve.
+    pub fn changes_nothing(&self) -> bool {
+        match &self.body {
+            PreviewBody::Files { changes } => {
+                !changes.is_empty()
+                    && changes.iter().all(|c| {
+                        c.kind == ChangeKind::Update
+                            && c.move_to.is_none()
+                            && c.added == 0
+                            && c.removed == 0
+                    })
+            }
+            _ => false,
+        }
+    }
+}
+
 /// A call waiting for the author, as held in the engine's FIFO queue.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PendingCall {
@@ -216,6 +235,12 @@ pub struct SessionInfo {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost: f64,
+    /// Estimated tokens of the last request (prompt, tool schemas, transcript) and the
+    /// model's window, as the run loop measured them before its latest turn; 0 = unknown.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub context_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub context_window: u64,
 }
 
 /// A tool call as a model proposed it.
@@ -291,6 +316,9 @@ pub enum LogRecord {
         cached_input_tokens: u64,
         #[serde(default, skip_serializing_if = "is_zero")]
         reasoning_tokens: u64,
+        /// nbook's estimate: the server reported no counts (a cancelled or failed turn).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        estimated: bool,
     },
     /// The transcript sent to the model was compacted: from here on the model sees
     /// `messages` (a summary and the recent turns) instead of everything before.
@@ -354,5 +382,23 @@ pub enum EngineEvent {
     FilesChanged {
         session_id: SessionId,
         paths: Vec<String>,
+    },
+    /// Reply text as it streams in (coalesced, a few per second). Not logged: the finished
+    /// reply is, as an `assistant` record, which also ends the live text.
+    TextDelta {
+        session_id: SessionId,
+        text: String,
+    },
+    /// Reasoning text as it streams in, where the server sends it.
+    ReasoningDelta {
+        session_id: SessionId,
+        text: String,
+    },
+    /// A tool call whose arguments are being generated ("preparing write …").
+    ToolCallProgress {
+        session_id: SessionId,
+        index: u64,
+        name: String,
+        argument_chars: usize,
     },
 }

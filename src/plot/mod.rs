@@ -38,6 +38,7 @@ pub mod scene;
 pub mod schemas;
 pub mod selection;
 pub mod story;
+pub mod template;
 pub mod thread;
 pub mod time;
 pub mod track;

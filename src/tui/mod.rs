@@ -13,6 +13,7 @@ pub mod input;
 pub mod jobs;
 pub mod keymap;
 pub mod keys;
+pub mod live_reply;
 pub mod runtime;
 pub mod sessions;
 pub mod story;

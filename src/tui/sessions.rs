@@ -47,6 +47,8 @@ pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cost: f64,
+    /// nbook's estimate, not the server's count.
+    pub estimated: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -198,6 +200,30 @@ impl Transcript {
         }
     }
 
+    /// Move entry `i` after everything else, so a tool call (whose line carries its result)
+    /// reads after the approval notes about it: asked, then decided, then what it did.
+    fn move_to_end(&mut self, i: usize) {
+        if i + 1 >= self.entries.len() {
+            return;
+        }
+        let e = self.entries.remove(i);
+        self.entries.push(e);
+        let last = self.entries.len() - 1;
+        let moved = |v: usize| {
+            if v == i {
+                last
+            } else if v > i {
+                v - 1
+            } else {
+                v
+            }
+        };
+        for v in self.by_call.values_mut() {
+            *v = moved(*v);
+        }
+        self.usage_slot = self.usage_slot.map(moved);
+    }
+
     fn tool_entry(&mut self, call_id: &str, tool: &str, args: Option<&Value>) -> usize {
         if let Some(&i) = self.by_call.get(call_id) {
             if let (Some(a), Some(Entry::Tool { args, summary, .. })) =
@@ -279,6 +305,7 @@ impl Transcript {
                     NoteKind::Approval,
                     format!("approval requested: {what}"),
                 ));
+                self.move_to_end(i);
             }
             LogRecord::ApprovalResolved {
                 call_id,
@@ -307,6 +334,9 @@ impl Transcript {
                     }
                 }
                 self.entries.push(Entry::Note(NoteKind::Approval, text));
+                if let Some(i) = i {
+                    self.move_to_end(i);
+                }
             }
             LogRecord::ToolResult {
                 call_id,
@@ -343,12 +373,14 @@ impl Transcript {
                 input_tokens,
                 output_tokens,
                 cost,
+                estimated,
                 ..
             } => {
                 let u = Usage {
                     input_tokens: *input_tokens,
                     output_tokens: *output_tokens,
                     cost: *cost,
+                    estimated: *estimated,
                 };
                 match self.usage_slot.and_then(|i| self.entries.get_mut(i)) {
                     Some(Entry::Assistant { usage, .. }) | Some(Entry::Tool { usage, .. }) => {
@@ -528,6 +560,8 @@ pub struct SessionsState {
     /// Messages sent from the composer that the log does not show yet, per session.
     pub outbox: HashMap<String, Vec<Outgoing>>,
     pub jobs: JobsList,
+    /// Replies streaming in, per session, until their record lands in the log.
+    pub live: super::live_reply::LiveReplies,
 }
 
 impl SessionsState {

@@ -129,6 +129,12 @@ impl AppState {
                 if let LogRecord::User { text } = &line.record {
                     self.sessions.delivered(&session_id, text);
                 }
+                if matches!(
+                    line.record,
+                    LogRecord::Assistant { .. } | LogRecord::Lifecycle { .. }
+                ) {
+                    self.sessions.live.end(&session_id);
+                }
                 if let Some(t) = &mut self.sessions.transcript {
                     if t.session_id == session_id {
                         t.push_live(line);
@@ -177,6 +183,28 @@ impl AppState {
                 Vec::new()
             }
             EngineEvent::FilesChanged { paths, .. } => self.files_changed(paths),
+            EngineEvent::TextDelta { session_id, text } => {
+                let now = self.now();
+                self.sessions.live.text(&session_id, &text, now);
+                Vec::new()
+            }
+            EngineEvent::ReasoningDelta { session_id, text } => {
+                let now = self.now();
+                self.sessions.live.reasoning(&session_id, &text, now);
+                Vec::new()
+            }
+            EngineEvent::ToolCallProgress {
+                session_id,
+                index,
+                name,
+                argument_chars,
+            } => {
+                let now = self.now();
+                self.sessions
+                    .live
+                    .call(&session_id, index, &name, argument_chars, now);
+                Vec::new()
+            }
             EngineEvent::InputRequested { request } => {
                 if self.focus != Pane::Approvals {
                     let key = self

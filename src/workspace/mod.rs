@@ -122,6 +122,16 @@ impl Workspace {
     }
 }
 
+/// The project that contains `start`: `start` itself or its nearest ancestor that is a
+/// project (as git finds `.git/`), so a command run in `manuscript/` acts on the book.
+/// `None` when no folder on the way up is one.
+pub fn find_project_root(start: &Path) -> Option<PathBuf> {
+    let abs = std::fs::canonicalize(start).ok()?;
+    abs.ancestors()
+        .find(|a| is_project(a))
+        .map(Path::to_path_buf)
+}
+
 pub fn is_project(path: &Path) -> bool {
     path.join("project.yaml").is_file() || path.join(".nbook").is_dir()
 }

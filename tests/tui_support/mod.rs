@@ -49,6 +49,8 @@ pub fn session(
         input_tokens: 12_400,
         output_tokens: 3_100,
         cost: 0.0421,
+        context_tokens: 0,
+        context_window: 0,
     }
 }
 

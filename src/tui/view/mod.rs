@@ -6,6 +6,7 @@ pub mod approval;
 pub mod detail;
 pub mod forms;
 pub mod layout;
+pub mod live_reply;
 pub mod overlays;
 pub mod panes;
 pub mod sessions;

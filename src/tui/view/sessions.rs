@@ -58,11 +58,13 @@ pub fn mode_style(t: &Theme, mode: Mode) -> Style {
 
 /// "1,204 in · 310 out · $0.0031"
 pub fn usage_label(u: &Usage) -> String {
+    let est = if u.estimated { "~" } else { "" };
     format!(
-        "{} in · {} out · ${:.4}",
+        "{est}{} in · {est}{} out · ${:.4}{}",
         thousands(u.input_tokens as i64),
         thousands(u.output_tokens as i64),
-        u.cost
+        u.cost,
+        if u.estimated { " (estimated)" } else { "" }
     )
 }
 
@@ -144,25 +146,39 @@ fn header(app: &AppState, info: &SessionInfo, tr: Option<&Transcript>) -> Line<'
         .and_then(|tr| tr.model.as_ref())
         .map(|m| format!(" · model {m}"))
         .unwrap_or_default();
-    Line::from(vec![
+    let mut spans = vec![
         Span::styled(format!("{} ", info.mode), mode_style(t, info.mode)),
-        Span::styled(
+        Span::styled(format!("· {}", info.state.label()), t.dim),
+    ];
+    if info.context_window > 0 {
+        // Shown first after the state: near a full window the next turn compacts or fails.
+        let pct = info.context_tokens * 100 / info.context_window;
+        let style = if pct >= 90 { t.tool_wait } else { t.dim };
+        spans.push(Span::styled(
             format!(
-                "· {} · {} in / {} out tokens · ${:.4}{}{} · {}",
-                info.state.label(),
-                thousands(info.input_tokens as i64),
-                thousands(info.output_tokens as i64),
-                info.cost,
-                info.parent
-                    .as_ref()
-                    .map(|p| format!(" · parent {p}"))
-                    .unwrap_or_default(),
-                model,
-                info.title
+                " · context ~{}/{} ({pct}%)",
+                thousands(info.context_tokens as i64),
+                thousands(info.context_window as i64)
             ),
-            t.dim,
+            style,
+        ));
+    }
+    spans.push(Span::styled(
+        format!(
+            " · {} in / {} out tokens · ${:.4}{}{}",
+            thousands(info.input_tokens as i64),
+            thousands(info.output_tokens as i64),
+            info.cost,
+            info.parent
+                .as_ref()
+                .map(|p| format!(" · parent {p}"))
+                .unwrap_or_default(),
+            model,
         ),
-    ])
+        t.dim,
+    ));
+    spans.push(Span::styled(format!(" · {}", info.title), t.dim));
+    Line::from(spans)
 }
 
 /// Shorten to `max` characters keeping both ends ("manuscript/…/index.md").
@@ -595,6 +611,14 @@ fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
         })
         .into_iter()
         .flatten();
+    let now = app.now();
+    let live = following
+        .then(|| app.sessions.live.get(&info.id))
+        .flatten()
+        .map(|r| super::live_reply::live_rows(t, r, now))
+        .unwrap_or_default()
+        .into_iter()
+        .rev();
     let entries = tr.entries[..(anchor + 1).min(tr.entries.len())]
         .iter()
         .enumerate()
@@ -609,7 +633,7 @@ fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
             }
             rows.into_iter().rev()
         });
-    draw_bottom_up(body, buf, pending.chain(entries));
+    draw_bottom_up(body, buf, pending.chain(live).chain(entries));
     if !following {
         let more = Line::from(Span::styled(
             format!(
