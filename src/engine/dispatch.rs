@@ -421,9 +421,9 @@ impl Engine {
         Ok(decision)
     }
 
-    /// Staging tools run first inside a transaction; the change is committed or rolled back
-    /// once the policy (and the author, if asked) decided. The held transaction keeps the
-    /// target from changing meanwhile, so no stale check is needed.
+    /// Staging tools run first inside a transaction that they roll back, keeping a record of
+    /// the effect; the record is applied (after the tool's own stale check) or discarded once
+    /// the policy (and the author, if asked) decided. No transaction is open meanwhile.
     async fn call_staged(
         self: &Arc<Self>,
         tool: Arc<dyn Tool>,
