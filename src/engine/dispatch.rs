@@ -123,14 +123,22 @@ impl Engine {
         };
         let mut result = self.call_inner(session_id, &call, approval).await;
         result.waited = self.state().asked.remove(&call.id);
+        // A huge result is logged cut, with its full value beside the log.
+        let (content, details) = super::log_cap::cap(
+            &self.ws.sessions_dir(),
+            session_id,
+            &result.call_id,
+            &result.content,
+            result.details.as_ref(),
+        );
         let _ = self.append(
             session_id,
             LogRecord::ToolResult {
                 call_id: result.call_id.clone(),
                 tool: result.tool.clone(),
                 ok: result.ok,
-                content: result.content.clone(),
-                details: result.details.clone(),
+                content,
+                details,
             },
         );
         result

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod inputs;
 pub mod jobs;
 pub mod lock;
+pub mod log_cap;
 pub mod policy;
 pub mod profiles;
 pub mod registry;
