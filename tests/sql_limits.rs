@@ -13,7 +13,7 @@ use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, Mode, To
 use serde_json::{json, Value};
 
 struct Fx {
-    tmp: tempfile::TempDir,
+    _tmp: tempfile::TempDir,
     root: PathBuf,
     engine: Arc<Engine>,
     sid: String,
@@ -45,7 +45,7 @@ fn fixture(time_limit_ms: Option<u64>) -> Fx {
         .unwrap()
         .id;
     Fx {
-        tmp,
+        _tmp: tmp,
         root,
         engine,
         sid,
