@@ -128,7 +128,8 @@ async fn huge_values_cells_and_results_are_capped_and_the_log_stays_small() {
     let r = f.sql("SELECT length(randomblob(50e6)) AS n").await;
     assert_eq!(r.status, CallStatus::ToolError, "{}", r.content);
     assert!(
-        r.content.contains("larger than the 4 MiB execute_sql allows"),
+        r.content
+            .contains("larger than the 4 MiB execute_sql allows"),
         "{}",
         r.content
     );

@@ -255,7 +255,7 @@ pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failur
     for e in engine.profile_errors() {
         eprintln!("nbook: warning: {e}");
     }
-    if let Some(e) = crate::store::read_only_reason(&engine.workspace().db_path()) {
+    if let Some(e) = engine.database_read_only() {
         eprintln!("nbook: warning: {e}");
     }
     Ok(engine)

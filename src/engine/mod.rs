@@ -150,6 +150,12 @@ impl Engine {
         &self.profile_errors
     }
 
+    /// Why the project database is open read-only (a newer nbook wrote it), for a warning at
+    /// open; `None` when it is writable.
+    pub fn database_read_only(&self) -> Option<String> {
+        crate::store::read_only_reason(&self.ws.db_path()).map(|e| e.to_string())
+    }
+
     /// Mark this process as having no author to answer questions (`nbook run`).
     pub fn set_headless(&self, headless: bool) {
         self.headless

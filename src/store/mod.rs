@@ -36,7 +36,7 @@ pub enum StoreError {
     },
     #[error("database query failed: {0}")]
     Query(#[from] rusqlite::Error),
-    #[error("the project database {path} was written by a newer nbook (version {found} > {known}); opened read-only: reads work, changes are refused. Update nbook to change this project.")]
+    #[error("the project database was written by a newer nbook (version {found} > {known}); opened read-only: reads work, changes are refused. Update nbook to change this project ({path}).")]
     NewerVersion {
         path: String,
         found: u32,
