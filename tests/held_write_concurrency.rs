@@ -392,3 +392,33 @@ async fn checkpoints_stay_valid_after_a_recorded_world_write_is_applied() {
     let r = f.approved(&keeper, "execute_world", read).await;
     assert_eq!(r.content, "1060");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_update_is_stale_when_any_column_of_its_row_changed_meanwhile() {
+    let f = fixture();
+    let (leader, _) = f.seed().await;
+    let agent = f.session("leader.default");
+    // The update writes only `summary`; the preview showed the whole row, title included.
+    let (h, id) = f
+        .queued(
+            &agent,
+            "execute_sql",
+            json!({"sql": "UPDATE StoryScene SET summary = 'agent' WHERE id = 1"}),
+        )
+        .await;
+    f.ok(
+        &leader,
+        "save_story_scene",
+        json!({"action": "update", "sceneId": "1", "title": "Renamed"}),
+    )
+    .await;
+    f.engine.decide(&id, Decision::Approve).unwrap();
+    let r = h.await.unwrap();
+    assert_eq!(r.status, CallStatus::Stale, "{}", r.content);
+    assert!(
+        r.content.contains("StoryScene row (1) was changed"),
+        "{}",
+        r.content
+    );
+    assert_eq!(f.scene(1), ("Renamed".to_string(), String::new()));
+}

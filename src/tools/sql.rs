@@ -143,10 +143,10 @@ fn release(db: &Path, conn: Connection, limits: CallLimits) {
 /// The recorded write, applied when the author approves. Nothing is open meanwhile, so
 /// discarding it (rejection, cancellation) has nothing to undo.
 fn held(db: std::path::PathBuf, rec: write::Recorded) -> HeldChange {
-    let (changeset, output) = (rec.changeset, rec.output);
+    let (changeset, guards, output) = (rec.changeset, rec.guards, rec.output);
     HeldChange::new(
         rec.preview,
-        move || write::apply(&db, &changeset, output),
+        move || write::apply(&db, &changeset, &guards, output),
         || {},
     )
 }

@@ -140,6 +140,15 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
             "cannot start a transaction: {e}"
         )));
     }
+    // What the script reads from: another write to it before approval makes this one stale
+    // (its preview's states, and values the script computed from reads, would be wrong).
+    let fingerprint = match world_fingerprint(&conn) {
+        Ok(f) => f,
+        Err(e) => {
+            pool::give(&db, conn);
+            return Err(ToolError::failed(format!("execute_world failed: {e}")));
+        }
+    };
     // SAFETY: `conn` comes back from `sandbox::run` in every case and is given back to the
     // pool (which may close it) only after `recorder` is finished or dropped below.
     let recorder = match unsafe { Recorder::start_unbound(&conn) } {
@@ -204,16 +213,21 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
     })?;
     Ok(Staged::Held(HeldChange::new(
         preview,
-        move || apply(&db, &cs, output),
+        move || apply(&db, &cs, &fingerprint, output),
         || {},
     )))
 }
 
 /// Apply a recorded world write at approval: stale check, the checkpoints it invalidates,
 /// commit.
-fn apply(db: &Path, cs: &Changeset, output: ToolOutput) -> Result<ToolOutput, ToolError> {
+fn apply(
+    db: &Path,
+    cs: &Changeset,
+    fingerprint: &Fingerprint,
+    output: ToolOutput,
+) -> Result<ToolOutput, ToolError> {
     let conn = pool::take(db).map_err(|e| ToolError::failed(format!("execute_world: {e}")))?;
-    let result = apply_on(&conn, cs);
+    let result = apply_on(&conn, cs, fingerprint);
     if !conn.is_autocommit() {
         let _ = conn.execute_batch("ROLLBACK");
     }
@@ -221,7 +235,23 @@ fn apply(db: &Path, cs: &Changeset, output: ToolOutput) -> Result<ToolOutput, To
     result.map(|()| output)
 }
 
-fn apply_on(conn: &Connection, cs: &Changeset) -> Result<(), ToolError> {
+/// Row count and highest rowid of each world table. Neither program edits a patch in place
+/// (see `world::index`), so any other write to the timeline changes one of these.
+type Fingerprint = Vec<(&'static str, i64, Option<i64>)>;
+
+const WORLD_TABLES: [&str; 3] = ["WorldSubject", "WorldSlice", "WorldPatch"];
+
+fn world_fingerprint(conn: &Connection) -> rusqlite::Result<Fingerprint> {
+    WORLD_TABLES
+        .iter()
+        .map(|t| {
+            conn.prepare_cached(&format!(r#"SELECT count(*), max(rowid) FROM "{t}""#))?
+                .query_row([], |r| Ok((*t, r.get(0)?, r.get(1)?)))
+        })
+        .collect()
+}
+
+fn apply_on(conn: &Connection, cs: &Changeset, fingerprint: &Fingerprint) -> Result<(), ToolError> {
     crate::store::check_writable(conn)
         .map_err(|e| ToolError::failed(format!("execute_world: {e}")))?;
     let db_err = |e: rusqlite::Error| {
@@ -230,7 +260,22 @@ fn apply_on(conn: &Connection, cs: &Changeset) -> Result<(), ToolError> {
         ))
     };
     conn.execute_batch("BEGIN IMMEDIATE").map_err(db_err)?;
-    match cs.apply(conn) {
+    let now = world_fingerprint(conn).map_err(db_err)?;
+    let moved: Vec<&str> = now
+        .iter()
+        .zip(fingerprint)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.0)
+        .collect();
+    let applied = if moved.is_empty() {
+        cs.apply(conn)
+    } else {
+        Err(ChangesetError::Stale(format!(
+            "{} changed since the preview (another write added or removed rows)",
+            moved.join(", ")
+        )))
+    };
+    match applied {
         Ok(()) => {}
         Err(ChangesetError::Stale(why)) => {
             let _ = conn.execute_batch("ROLLBACK");

@@ -4,9 +4,10 @@
 //! `store::changeset`): every row it changed — cascades and triggers included — is captured
 //! with its old and new values, the preview is built from that record, and the transaction is
 //! **rolled back at once**. Nothing is held while the author decides. At approval the
-//! changeset is applied in a new `IMMEDIATE` transaction; a row that changed meanwhile (a value
-//! the change replaces or deletes differs, a row it inserts exists, a row it updates is gone,
-//! or a reference would dangle) fails the whole call as stale and nothing is written.
+//! changeset is applied in a new `IMMEDIATE` transaction; a row that changed meanwhile (any
+//! column of a row it updates or deletes differs from the preview's "before" image, a row it
+//! inserts exists, a row it updates is gone, or a reference would dangle) fails the whole call
+//! as stale and nothing is written. So what is applied is exactly what the preview showed.
 //!
 //! Tables without a PRIMARY KEY cannot be recorded by SQLite's session extension: a statement
 //! that writes one (or whose cascades reach one) is refused before it runs. NeuroBook's tables
@@ -30,6 +31,69 @@ pub struct Recorded {
     pub preview: Preview,
     pub output: ToolOutput,
     pub changeset: Changeset,
+    /// The whole "before" row of every updated row: the changeset alone checks only the
+    /// columns the update changes, but the preview showed the whole row.
+    pub guards: Vec<RowGuard>,
+}
+
+/// One updated row as it was when the change was recorded.
+pub struct RowGuard {
+    table: String,
+    cols: Vec<String>,
+    pk: Vec<bool>,
+    key: Vec<SqlValue>,
+    before: Vec<Option<SqlValue>>,
+}
+
+/// The updated rows' full "before" images (read inside the recording transaction).
+fn guards(conn: &Connection, changes: &[RowChange]) -> rusqlite::Result<Vec<RowGuard>> {
+    let mut out = Vec::new();
+    let mut cols_of: Vec<(String, Vec<String>)> = Vec::new();
+    for c in changes.iter().filter(|c| c.op == Op::Update) {
+        let cols = match cols_of.iter().find(|(t, _)| *t == c.table) {
+            Some((_, cols)) => cols.clone(),
+            None => {
+                let cols = columns(conn, &c.table)?;
+                cols_of.push((c.table.clone(), cols.clone()));
+                cols
+            }
+        };
+        let key = c.key();
+        let after = row_at(conn, &c.table, &cols, &c.pk, &key)?;
+        let before = after
+            .iter()
+            .zip(&c.old)
+            .map(|(now, old)| old.clone().or_else(|| now.clone()))
+            .collect();
+        out.push(RowGuard {
+            table: c.table.clone(),
+            cols,
+            pk: c.pk.clone(),
+            key,
+            before,
+        });
+    }
+    Ok(out)
+}
+
+/// The first guarded row that is no longer as recorded, described.
+fn changed_row(conn: &Connection, guards: &[RowGuard]) -> rusqlite::Result<Option<String>> {
+    for g in guards {
+        let now = row_at(conn, &g.table, &g.cols, &g.pk, &g.key)?;
+        if now != g.before {
+            let what = if now.iter().all(Option::is_none) {
+                "was deleted"
+            } else {
+                "was changed"
+            };
+            return Ok(Some(format!(
+                "{} row ({}) {what} since the preview",
+                g.table,
+                changeset::describe_key(&g.key)
+            )));
+        }
+    }
+    Ok(None)
 }
 
 pub enum Staged {
@@ -76,11 +140,12 @@ pub fn record(
             .map_err(|e| ToolError::failed(e.to_string()))?;
         let changes = cs.rows().map_err(|e| ToolError::failed(e.to_string()))?;
         let listed = describe_changes(conn, &changes).map_err(super::sql_error)?;
-        Ok::<_, ToolError>((returned, omitted, count, cs, listed, changes.len()))
+        let guards = guards(conn, &changes).map_err(super::sql_error)?;
+        Ok::<_, ToolError>((returned, omitted, count, cs, listed, changes.len(), guards))
     })();
     // Rolled back whatever happened: the record is all that is kept.
     let rolled_back = conn.execute_batch("ROLLBACK");
-    let (returned, omitted, count, cs, listed, changes_total) = result?;
+    let (returned, omitted, count, cs, listed, changes_total, guards) = result?;
     rolled_back.map_err(super::sql_error)?;
     let refresh = tables.iter().any(|t| t.starts_with("Story"));
     let total = changes_total;
@@ -125,23 +190,33 @@ pub fn record(
         },
         output: super::output(v),
         changeset: cs,
+        guards,
     }))
 }
 
 /// Apply a recorded write at approval: a new transaction, the stale check, commit.
-pub fn apply(db: &Path, cs: &Changeset, output: ToolOutput) -> Result<ToolOutput, ToolError> {
+pub fn apply(
+    db: &Path,
+    cs: &Changeset,
+    guards: &[RowGuard],
+    output: ToolOutput,
+) -> Result<ToolOutput, ToolError> {
     let conn = pool::take(db).map_err(|e| ToolError::failed(format!("execute_sql: {e}")))?;
-    let result = apply_on(&conn, cs);
+    let result = apply_on(&conn, cs, guards);
     pool::give(db, conn);
     result.map(|()| output)
 }
 
-fn apply_on(conn: &Connection, cs: &Changeset) -> Result<(), ToolError> {
+fn apply_on(conn: &Connection, cs: &Changeset, guards: &[RowGuard]) -> Result<(), ToolError> {
     crate::store::check_writable(conn)
         .map_err(|e| ToolError::failed(format!("execute_sql: {e}")))?;
     conn.execute_batch("BEGIN IMMEDIATE")
         .map_err(super::sql_error)?;
-    let applied = cs.apply(conn);
+    let applied = match changed_row(conn, guards) {
+        Ok(None) => cs.apply(conn),
+        Ok(Some(why)) => Err(ChangesetError::Stale(why)),
+        Err(e) => Err(ChangesetError::Apply(e.to_string())),
+    };
     let end = match &applied {
         Ok(()) => conn.execute_batch("COMMIT"),
         Err(_) => conn.execute_batch("ROLLBACK"),
@@ -209,16 +284,17 @@ fn image(cols: &[String], vals: &[Option<SqlValue>], omitted: &mut Omitted) -> M
         .collect()
 }
 
-/// The current row with this key (inside the recording transaction: the image after).
-fn row_now(
+/// The current row of `table` with this primary key (all `None` if there is none).
+fn row_at(
     conn: &Connection,
     table: &str,
     cols: &[String],
-    change: &RowChange,
+    pk: &[bool],
+    key: &[SqlValue],
 ) -> rusqlite::Result<Vec<Option<SqlValue>>> {
     let key_cols: Vec<&String> = cols
         .iter()
-        .zip(&change.pk)
+        .zip(pk)
         .filter(|(_, pk)| **pk)
         .map(|(c, _)| c)
         .collect();
@@ -230,8 +306,7 @@ fn row_now(
         .collect::<Vec<_>>()
         .join(" AND ");
     let sql = format!("SELECT {select} FROM {} WHERE {wh}", quote(table));
-    let key = change.key();
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare_cached(&sql)?;
     let mut q = stmt.query(rusqlite::params_from_iter(key.iter()))?;
     match q.next()? {
         Some(r) => (0..cols.len())
@@ -294,7 +369,7 @@ fn describe_changes(conn: &Connection, changes: &[RowChange]) -> rusqlite::Resul
                     );
                 }
                 Op::Update => {
-                    let after = row_now(conn, table, &cols, c)?;
+                    let after = row_at(conn, table, &cols, &c.pk, &c.key())?;
                     let before: Vec<Option<SqlValue>> = after
                         .iter()
                         .zip(&c.old)
