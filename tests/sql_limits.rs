@@ -161,12 +161,17 @@ async fn huge_values_cells_and_results_are_capped_and_the_log_stays_small() {
     let notice = d["notice"].as_str().unwrap();
     assert!(
         notice.contains(&format!("{n} rows returned; more rows were not read"))
-            && notice.contains("64 KiB"),
+            && notice.contains("48 KiB"),
         "{notice}"
     );
-    assert!(r.content.len() < 80 * 1024, "{}", r.content.len());
-    // The session log grew by the capped results only.
-    assert!(f.log_size() < 400 * 1024, "log is {} bytes", f.log_size());
+    assert!(r.content.len() < 56 * 1024, "{}", r.content.len());
+    // The session log grew by the capped results only, each logged whole.
+    assert!(f.log_size() < 300 * 1024, "log is {} bytes", f.log_size());
+    assert!(!f
+        .root
+        .join(".nbook/agent/sessions")
+        .join(format!("{}.blobs", f.sid))
+        .exists());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,15 +1,15 @@
-//! Keeping session logs small: a tool result whose content and details together exceed
-//! [`MAX_LOGGED_BYTES`] is logged cut — the first [`KEPT_CHARS`] characters of its content with
-//! a marker, and details replaced by a pointer — while the full value is written beside the
-//! log as `.nbook/agent/sessions/<session>.blobs/<call>.json` (`{content, details}`). The
-//! caller still gets the whole result; only what is logged (and so what a resumed session
-//! replays) is cut. Applied before the record reaches the log writer.
+//! Keeping session logs small: a tool result whose content, or whose details JSON, exceeds
+//! [`MAX_LOGGED_BYTES`] is logged cut — content over the cap keeps its first [`KEPT_CHARS`]
+//! characters and a marker, details over the cap become a pointer — while the full value is
+//! written beside the log as `.nbook/agent/sessions/<session>.blobs/<call>.json`
+//! (`{content, details}`). The caller still gets the whole result; only what is logged (and so
+//! what a resumed session replays) is cut. Applied before the record reaches the log writer.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-/// Results up to this size (content + details JSON, in bytes) are logged whole.
+/// Content, and details JSON, up to this many bytes each are logged whole.
 pub const MAX_LOGGED_BYTES: usize = 64 * 1024;
 /// Characters of content kept in the log when a result is cut.
 pub const KEPT_CHARS: usize = 16 * 1024;
@@ -49,11 +49,14 @@ pub fn cap(
     content: &str,
     details: Option<&Value>,
 ) -> (String, Option<Value>) {
-    let details_len = details.map_or(0, |d| d.to_string().len());
-    let total = content.len() + details_len;
-    if total <= MAX_LOGGED_BYTES {
+    let details_json = details.map(|d| d.to_string());
+    let details_len = details_json.as_ref().map_or(0, String::len);
+    let cut_content = content.len() > MAX_LOGGED_BYTES;
+    let cut_details = details_len > MAX_LOGGED_BYTES;
+    if !cut_content && !cut_details {
         return (content.to_string(), details.cloned());
     }
+    let total = content.len() + details_len;
     let path = blob_path(sessions_dir, session_id, call_id);
     let kept = std::fs::create_dir_all(path.parent().unwrap_or(sessions_dir)).and_then(|()| {
         let full = json!({"content": content, "details": details});
@@ -70,11 +73,18 @@ pub fn cap(
             Value::Null,
         ),
     };
-    let head: String = content.chars().take(KEPT_CHARS).collect();
-    let logged =
-        format!("{head}\n…[result cut in the session log: {total} bytes in all; {where_}]");
-    let details = json!({"truncatedInLog": true, "bytes": total, "blob": pointer});
-    (logged, Some(details))
+    let logged = if cut_content {
+        let head: String = content.chars().take(KEPT_CHARS).collect();
+        format!("{head}\n…[result cut in the session log: {total} bytes in all; {where_}]")
+    } else {
+        content.to_string()
+    };
+    let details = if cut_details || details.is_none() {
+        Some(json!({"truncatedInLog": true, "bytes": total, "blob": pointer}))
+    } else {
+        details.cloned()
+    };
+    (logged, details)
 }
 
 #[cfg(test)]

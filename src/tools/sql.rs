@@ -19,7 +19,7 @@
 //!
 //! - `sqlite_*` tables (the schema, `sqlite_sequence`, `sqlite_stat1`…) are never written.
 //!
-//! Reads run at once and never wait: ≤200 rows and ≤64 KiB of rows, as objects keyed by column
+//! Reads run at once and never wait: ≤200 rows and ≤48 KiB of rows, as objects keyed by column
 //! name (BLOBs as `"<blob N bytes>"`, long text cut with a marker), with a `notice` saying what
 //! was left out; every call runs under a time limit and a value-size limit (see `sql/rows.rs`).
 //! Writes are staged as a **record of their effect** (see `sql/write.rs`): the statement runs in
@@ -49,7 +49,7 @@ pub use rows::{MAX_RESULT_BYTES, MAX_ROWS};
 pub struct ExecuteSql;
 
 const DESCRIPTION: &str = "Run exactly one SQL statement against this project's database (.nbook/project.sqlite; NeuroBook's Story*/World* tables). \
-Reads (SELECT, WITH … SELECT) return at most 200 rows and 64 KiB as {mode:\"read\", command, rowCount, rows[], truncated, notice?}; text cells over 2000 characters are cut; a statement is stopped after 5 s. \
+Reads (SELECT, WITH … SELECT) return at most 200 rows and 48 KiB as {mode:\"read\", command, rowCount, rows[], truncated, notice?}; text cells over 2000 characters are cut; a statement is stopped after 5 s. \
 Writes (INSERT, UPDATE, DELETE) are recorded and wait for the author's approval, with a preview of the rows they change; if those rows change before approval the call fails as stale. Result {mode:\"write\", command, rowCount, rows (RETURNING), changes[], effects}. updatedAt columns are not maintained for you. \
 Refused: several statements, DDL (CREATE/DROP/ALTER, indexes, triggers, views), every PRAGMA (read the schema with SELECT sql FROM sqlite_schema or SELECT * FROM pragma_table_info('Table')), ATTACH/DETACH, BEGIN/COMMIT/SAVEPOINT, VACUUM, load_extension.";
 

@@ -7,7 +7,7 @@
 //!   so `printf('%.*c', 50e6, 'x')` fails inside SQLite before 50 MB are allocated.
 //! - **A cell** in the result: text longer than [`MAX_CELL_CHARS`] is cut, with a marker that
 //!   says how much was left out.
-//! - **The result**: at most [`MAX_ROWS`] rows (NeuroBook's figure) and [`MAX_RESULT_BYTES`] of
+//! - **The result**: at most [`MAX_ROWS`] rows (NeuroBook's figure) and [`MAX_RESULT_BYTES`] (48 KiB) of
 //!   row JSON; past either the rest is not read and the result carries a notice.
 
 use std::time::{Duration, Instant};
@@ -21,8 +21,9 @@ use crate::config::Config;
 
 /// Rows a read returns (and changed rows a preview lists), as in NeuroBook.
 pub const MAX_ROWS: usize = 200;
-/// Bytes of row JSON in one result (reads, RETURNING rows, preview rows).
-pub const MAX_RESULT_BYTES: usize = 64 * 1024;
+/// Bytes of row JSON in one result (reads, RETURNING rows, preview rows): below the session
+/// log's 64 KiB cap, so an `execute_sql` result is always logged whole.
+pub const MAX_RESULT_BYTES: usize = 48 * 1024;
 /// Characters of one text cell shown in a result.
 pub const MAX_CELL_CHARS: usize = 2_000;
 /// The largest string or blob SQLite may build during a call.
