@@ -253,7 +253,7 @@ async fn neurobook_preset_trusts_world_writes_and_locked_refuses() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reads_go_on_while_a_write_waits_and_a_second_write_is_told_why_it_cannot() {
+async fn reads_and_other_writes_go_on_while_a_write_waits() {
     let f = fixture();
     f.run(SEED);
     let sid = f
@@ -279,7 +279,8 @@ async fn reads_go_on_while_a_write_waits_and_a_second_write_is_told_why_it_canno
     assert_eq!((r.status, r.content.as_str()), (CallStatus::Ok, "15"));
     let view = nbook::world::query::WorldView::open(&f.root).unwrap();
     assert_eq!(view.timeline(i64::MIN, i64::MAX, 10).unwrap().len(), 3);
-    // A second writer cannot take the write lock while the first change is held.
+    // No lock is held while the first change waits: a second write stages at once (and,
+    // with nobody to answer here, reports that it needs approval, writing nothing).
     let r = f
         .engine
         .call(
@@ -288,12 +289,8 @@ async fn reads_go_on_while_a_write_waits_and_a_second_write_is_told_why_it_canno
             Approval::Fail,
         )
         .await;
-    assert_eq!(r.status, CallStatus::ToolError);
-    assert!(
-        r.content.contains("waiting for the author's approval"),
-        "{}",
-        r.content
-    );
+    assert_eq!(r.status, CallStatus::NeedsApproval, "{}", r.content);
+    assert!(r.preview.is_some());
     f.engine.decide(&id, Decision::Approve).unwrap();
     assert_eq!(h.await.unwrap().status, CallStatus::Ok);
     assert_eq!(view.timeline(i64::MIN, i64::MAX, 10).unwrap().len(), 4);

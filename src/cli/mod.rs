@@ -350,6 +350,9 @@ pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failur
     for e in engine.profile_errors() {
         note(format!("nbook: warning: {e}"));
     }
+    if let Some(e) = engine.database_read_only() {
+        eprintln!("nbook: warning: {e}");
+    }
     Ok(engine)
 }
 

@@ -264,6 +264,16 @@ pub struct Config {
     pub theme: Option<String>,
     #[serde(default)]
     pub web: WebConfig,
+    #[serde(default)]
+    pub sql: SqlConfig,
+}
+
+/// `[sql]`: limits of `execute_sql`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SqlConfig {
+    /// How long one statement may run before it is stopped (default 5000).
+    #[serde(default)]
+    pub time_limit_ms: Option<u64>,
 }
 
 /// `[web]`: web_search providers and web_fetch host allowances.

@@ -135,14 +135,22 @@ impl Engine {
     /// Log a call's result. When the log refuses it the result becomes `log_failed` and says
     /// so: the caller must not go on as if the session's record were complete.
     pub fn record_result(&self, session_id: &str, mut result: CallResult) -> CallResult {
+        // A huge result is logged cut, with its full value beside the log.
+        let (content, details) = super::log_cap::cap(
+            &self.ws.sessions_dir(),
+            session_id,
+            &result.call_id,
+            &result.content,
+            result.details.as_ref(),
+        );
         let appended = self.append(
             session_id,
             LogRecord::ToolResult {
                 call_id: result.call_id.clone(),
                 tool: result.tool.clone(),
                 ok: result.ok,
-                content: result.content.clone(),
-                details: result.details.clone(),
+                content,
+                details,
             },
         );
         let Err(e) = appended else { return result };
@@ -478,9 +486,9 @@ impl Engine {
         Ok(decision)
     }
 
-    /// Staging tools run first inside a transaction; the change is committed or rolled back
-    /// once the policy (and the author, if asked) decided. The held transaction keeps the
-    /// target from changing meanwhile, so no stale check is needed.
+    /// Staging tools run first inside a transaction that they roll back, keeping a record of
+    /// the effect; the record is applied (after the tool's own stale check) or discarded once
+    /// the policy (and the author, if asked) decided. No transaction is open meanwhile.
     async fn call_staged(
         self: &Arc<Self>,
         tool: Arc<dyn Tool>,

@@ -10,6 +10,7 @@ pub mod dispatch;
 pub mod inputs;
 pub mod jobs;
 pub mod lock;
+pub mod log_cap;
 pub mod policy;
 pub mod profiles;
 pub mod registry;
@@ -146,6 +147,12 @@ impl Engine {
     /// Profile files that failed to load (shown by the TUI and the CLI, never fatal).
     pub fn profile_errors(&self) -> &[ProfileError] {
         &self.profile_errors
+    }
+
+    /// Why the project database is open read-only (a newer nbook wrote it), for a warning at
+    /// open; `None` when it is writable.
+    pub fn database_read_only(&self) -> Option<String> {
+        crate::store::read_only_reason(&self.ws.db_path()).map(|e| e.to_string())
     }
 
     /// Mark this process as having no author to answer questions (`nbook run`).

@@ -99,8 +99,11 @@ impl ToolError {
     }
 }
 
-/// A change a staging tool made but has not committed (e.g. an open SQLite transaction).
-/// Exactly one of `commit` or `rollback` runs; dropping it unresolved rolls back.
+/// A change a staging tool recorded but has not applied: the record of its effect (e.g. a
+/// SQLite changeset, the transaction that produced it already rolled back), so nothing is held
+/// open while the author decides. `commit` applies it after a stale check (failing with
+/// [`ToolError::Stale`] if its targets changed); `rollback` discards it. Exactly one runs;
+/// dropping it unresolved discards it.
 pub struct HeldChange {
     pub preview: Preview,
     commit: Option<Box<dyn FnOnce() -> Result<ToolOutput, ToolError> + Send>>,
@@ -181,8 +184,9 @@ pub trait Tool: Send + Sync {
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError>;
     /// Staging tools (declared `Mutates::Depends`) find out whether a call mutates by doing
-    /// it inside a transaction: they return `Some(stage(..))` and the engine commits or rolls
-    /// back after the policy and the author decide. `run` is then not used.
+    /// it inside a transaction that is rolled back: they return `Some(stage(..))` with a record
+    /// of the effect, and the engine applies or discards it after the policy and the author
+    /// decide. `run` is then not used.
     fn stage(&self, _ctx: &ToolCtx, _args: &Value) -> Option<Result<Staged, ToolError>> {
         None
     }

@@ -63,7 +63,7 @@ impl PlotDb {
 
     /// Run a write and roll it back: the preview of exactly what `commit` would do.
     pub fn dry_run<T>(&self, f: impl FnOnce(&mut Plot) -> PlotResult<T>) -> PlotResult<Outcome<T>> {
-        let mut conn = crate::store::open(&self.db_path)?;
+        let mut conn = crate::store::open_writable(&self.db_path)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Deferred)?;
         let out = self.apply(&tx, f);
         tx.rollback()?;
@@ -72,7 +72,7 @@ impl PlotDb {
 
     /// Run a write in one transaction; nothing is written unless all of it succeeds.
     pub fn commit<T>(&self, f: impl FnOnce(&mut Plot) -> PlotResult<T>) -> PlotResult<Outcome<T>> {
-        let mut conn = crate::store::open(&self.db_path)?;
+        let mut conn = crate::store::open_writable(&self.db_path)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let out = self.apply(&tx, f)?;
         tx.commit()?;

@@ -1,7 +1,18 @@
-//! `.nbook/project.sqlite`: opening a connection (foreign keys on, busy timeout) and the
+//! `.nbook/project.sqlite`: opening a connection (foreign keys on, busy timeout, WAL) and the
 //! versioned migrations that create NeuroBook's tables. Our own migration counter lives in
 //! `PRAGMA user_version`, which NeuroBook ignores, so both programs can share one database.
+//!
+//! **WAL.** The database runs in write-ahead-log mode, so readers never wait for a writer and
+//! a writer never waits for readers; only two writers at the same moment wait (busy timeout).
+//! WAL is a property of the file that every SQLite client honours, so NeuroBook (which opens
+//! the same file with SQLite) keeps working on it unchanged; the `-wal` and `-shm` files beside
+//! it belong to the database and must be copied with it while it is open.
+//!
+//! **A newer database.** A `user_version` above the migrations this build knows means a newer
+//! nbook wrote the file: it is opened read-only (reads work, every write fails with
+//! [`StoreError::NewerVersion`]), and nothing is migrated or switched to WAL.
 
+pub mod changeset;
 pub mod overview;
 
 use std::path::Path;
@@ -25,6 +36,12 @@ pub enum StoreError {
     },
     #[error("database query failed: {0}")]
     Query(#[from] rusqlite::Error),
+    #[error("the project database was written by a newer nbook (version {found} > {known}); opened read-only: reads work, changes are refused. Update nbook to change this project ({path}).")]
+    NewerVersion {
+        path: String,
+        found: u32,
+        known: u32,
+    },
 }
 
 /// Ordered migrations; index + 1 is the version stored in `user_version`.
@@ -33,7 +50,11 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_world_index.sql"),
 ];
 
-/// Open (creating if needed) the database at `path` and bring it up to date.
+/// The schema version this build migrates to.
+pub const KNOWN_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Open (creating if needed) the database at `path` and bring it up to date. A database from a
+/// newer nbook comes back read-only and unchanged (see [`read_only_reason`]).
 pub fn open(path: &Path) -> Result<Connection, StoreError> {
     let err = |source| StoreError::Open {
         path: path.display().to_string(),
@@ -43,9 +64,47 @@ pub fn open(path: &Path) -> Result<Connection, StoreError> {
         let _ = std::fs::create_dir_all(parent);
     }
     let mut conn = Connection::open(path).map_err(err)?;
+    if user_version(&conn).map_err(err)? > KNOWN_VERSION {
+        drop(conn);
+        let conn = open_read_only(path)?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        return Ok(conn);
+    }
     configure(&conn).map_err(err)?;
     migrate(&mut conn, path)?;
     Ok(conn)
+}
+
+/// Open the database for a write: like [`open`], but a database from a newer nbook is an
+/// error that says so.
+pub fn open_writable(path: &Path) -> Result<Connection, StoreError> {
+    let conn = open(path)?;
+    check_writable(&conn)?;
+    Ok(conn)
+}
+
+/// Fail with [`StoreError::NewerVersion`] if `conn` is a newer nbook's database.
+pub fn check_writable(conn: &Connection) -> Result<(), StoreError> {
+    let found = user_version(conn)?;
+    if found > KNOWN_VERSION {
+        return Err(StoreError::NewerVersion {
+            path: conn.path().unwrap_or_default().to_string(),
+            found,
+            known: KNOWN_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// Why the database at `path` is opened read-only, if it is (for a warning at open). A
+/// missing or unreadable file is not reported here: opening it reports that.
+pub fn read_only_reason(path: &Path) -> Option<StoreError> {
+    let conn = open_read_only(path).ok()?;
+    check_writable(&conn).err()
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.pragma_query_value(None, "user_version", |r| r.get(0))
 }
 
 /// Open an existing database read-only (for panes and benchmarks); no migration.
@@ -66,16 +125,21 @@ fn configure(conn: &Connection) -> rusqlite::Result<()> {
     // NeuroBook relies on cascades; stock SQLite leaves foreign keys off per connection.
     conn.pragma_update(None, "foreign_keys", "ON")?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // Readers and writers stop blocking each other. Switching needs a moment with no other
+    // connection inside a transaction; if that is not now, the next open switches.
+    if let Err(e) =
+        conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get::<_, String>(0))
+    {
+        tracing::warn!("project database stays in its journal mode for now: {e}");
+    }
     Ok(())
 }
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let current: u32 = conn
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|source| StoreError::Open {
-            path: path.display().to_string(),
-            source,
-        })?;
+    let current: u32 = user_version(conn).map_err(|source| StoreError::Open {
+        path: path.display().to_string(),
+        source,
+    })?;
     for (i, sql) in MIGRATIONS.iter().enumerate() {
         let version = i as u32 + 1;
         if version <= current {

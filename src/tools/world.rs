@@ -1,20 +1,26 @@
 //! World tools: `execute_world` (a JavaScript script against the world engine, in QuickJS) and
 //! `get_scene_world_context` (the plot read tool that shows a scene's slice of the world).
 //!
-//! `execute_world` is a staging tool: the script runs inside one SQLite transaction; a script
-//! that only read is complete at once (never waits for approval), one that wrote is held with
-//! its transaction open and a preview of the error issues it creates, the slices and the subject
-//! states before → after, and the author's approval commits it while a rejection (or
-//! cancellation) rolls it back.
+//! `execute_world` is a staging tool: the script runs inside one SQLite transaction (deferred,
+//! so a script that only reads never takes the write lock); a script that only read is
+//! complete at once (never waits for approval). For one that wrote, every row it changed is
+//! recorded as a changeset (`store::changeset`), the preview (the error issues it creates, the slices
+//! and the subject states before → after) is built, and the transaction is **rolled back at once**: nothing is
+//! held while the author decides. Approval applies the changeset in a new transaction after
+//! the stale check (any recorded row changed meanwhile fails the call, nothing written) and
+//! drops the touched subjects' checkpoints from the earliest changed instant on, as a direct
+//! write does; checkpoints are also self-validating (count and highest rowid of the patches
+//! they cover), so rowids that differ from the recording run only make them miss, never lie.
 
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
 
+use rusqlite::types::Value as SqlValue;
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 use crate::engine::profiles::WorldAccess;
 use crate::engine::tool::{HeldChange, Mutates, Staged, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::store::changeset::{Changeset, ChangesetError, Recorder};
 use crate::world::embed::EmbedConfig;
 use crate::world::sandbox::{self, preview, Access, Options, Outcome};
 use crate::world::store::{SliceFilter, WorldStore};
@@ -40,7 +46,7 @@ E1 broken-relative (increment/append without a usable base, e.g. before the base
 Writing a base into the past clears a later E1 and reports A1 base-shifted; A2 masked = a later absolute change overrides this one. \
 Issues are {code, label, severity (error|advisory), sliceId?, patchId?, subjectId, attr, path?, op?, title, message, explanation{whatHappened, whyItMatters, suggestedAction}}. \
 `at`, `time`, `from`, `to` take a BigInt, an integer or a date in the project calendar. \
-The whole script is one transaction: throw to undo everything (throw on an error issue you did not intend); a script that wrote waits for the author's approval, whose preview lists every error issue the write creates. Result: {data, issues}; report advisories. \
+The whole script is one transaction: throw to undo everything (throw on an error issue you did not intend); a script that wrote waits for the author's approval, whose preview lists every error issue the write creates (if the rows it changed are changed by someone else before that, the call fails as stale). Result: {data, issues}; report advisories. \
 Limits: 5 s (read-only) / 15 s (writing), 64 MiB, no file/network/process access; console.log is captured.";
 
 impl Tool for ExecuteWorld {
@@ -134,12 +140,33 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
         pool::world(&root).map_err(|e| ToolError::failed(format!("execute_world failed: {e}")))?;
     let db = root.join(".nbook").join("project.sqlite");
     let conn = pool::take(&db).map_err(|e| ToolError::failed(e.to_string()))?;
+    // Settle the checkpoint schema check outside the script's transaction: if it has to
+    // write, that write commits now instead of turning a read-only script into a writer.
+    drop(WorldStore::new(&conn, &world));
     if let Err(e) = conn.execute_batch("BEGIN DEFERRED") {
         pool::give(&db, conn);
         return Err(ToolError::failed(format!(
             "cannot start a transaction: {e}"
         )));
     }
+    // What the script reads from: another write to it before approval makes this one stale
+    // (its preview's states, and values the script computed from reads, would be wrong).
+    let fingerprint = match world_fingerprint(&conn) {
+        Ok(f) => f,
+        Err(e) => {
+            pool::give(&db, conn);
+            return Err(ToolError::failed(format!("execute_world failed: {e}")));
+        }
+    };
+    // SAFETY: `conn` comes back from `sandbox::run` in every case and is given back to the
+    // pool (which may close it) only after `recorder` is finished or dropped below.
+    let recorder = match unsafe { Recorder::start_unbound(&conn) } {
+        Ok(r) => r,
+        Err(e) => {
+            pool::give(&db, conn);
+            return Err(ToolError::failed(format!("execute_world failed: {e}")));
+        }
+    };
     let (conn, result) = sandbox::run(
         conn,
         &world,
@@ -150,12 +177,15 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
     let out = match result {
         Ok(o) => o,
         Err(msg) => {
-            pool::give(&db, conn);
-            let hint = if msg.contains("database is locked") || msg.contains("database is busy") {
-                " Another change to this project's database is in progress or waiting for the author's approval; try again after it is decided."
-            } else {
-                ""
+            drop(recorder);
+            let hint = match crate::store::check_writable(&conn) {
+                Err(e) if msg.contains("readonly") => format!(" {e}"),
+                _ if msg.contains("database is locked") || msg.contains("database is busy") => {
+                    " Another change to this project's database is being written right now; try again in a moment.".into()
+                }
+                _ => String::new(),
             };
+            pool::give(&db, conn);
             return Err(ToolError::failed(format!(
                 "execute_world failed: {msg}. Nothing was written.{hint}"
             )));
@@ -163,66 +193,188 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
     };
     let output = tool_output(&out);
     if !out.wrote() {
+        drop(recorder);
         let _ = conn.execute_batch("COMMIT");
         // Checkpoints the reads found worth keeping, if nobody holds a lock right now.
         WorldStore::sharing(&conn, &world, &out.pending, out.checkpoints).flush_checkpoints();
         pool::give(&db, conn);
         return Ok(Staged::Done(output));
     }
-    let preview = {
+    let recorded = (|| {
         let st = WorldStore::sharing(&conn, &world, &out.pending, out.checkpoints);
-        st.flush_checkpoints();
-        preview::build(&st, &out.changes, &out.issues)
-    };
-    let preview = match preview {
-        Ok(p) => p,
-        Err(e) => {
-            pool::give(&db, conn);
-            return Err(ToolError::failed(format!(
-                "execute_world failed while preparing the preview: {e}. Nothing was written."
-            )));
-        }
-    };
-    Ok(Staged::Held(held(db, conn, preview, output)))
+        let preview = preview::build(&st, &out.changes, &out.issues)
+            .map_err(|e| format!("while preparing the preview: {e}"))?;
+        let cs = recorder.finish().map_err(|e| e.to_string())?;
+        Ok::<_, String>((preview, cs))
+    })();
+    // Checkpoints computed inside the script's transaction may include its writes: drop them
+    // with the transaction.
+    out.pending.clear();
+    let rolled_back = conn.execute_batch("ROLLBACK");
+    pool::give(&db, conn);
+    let (preview, cs) = recorded.map_err(|e| {
+        ToolError::failed(format!("execute_world failed {e}. Nothing was written."))
+    })?;
+    rolled_back.map_err(|e| {
+        ToolError::failed(format!(
+            "execute_world could not roll back its trial run ({e}); nothing was written"
+        ))
+    })?;
+    Ok(Staged::Held(HeldChange::new(
+        preview,
+        move || apply(&db, &cs, &fingerprint, output),
+        || {},
+    )))
 }
 
-fn held(
-    db: PathBuf,
-    conn: Connection,
-    preview: crate::engine::types::Preview,
+/// Apply a recorded world write at approval: stale check, the checkpoints it invalidates,
+/// commit.
+fn apply(
+    db: &Path,
+    cs: &Changeset,
+    fingerprint: &Fingerprint,
     output: ToolOutput,
-) -> HeldChange {
-    let slot = Arc::new(Mutex::new(Some(conn)));
-    let (c_slot, r_slot) = (slot.clone(), slot);
-    let (c_db, r_db) = (db.clone(), db);
-    HeldChange::new(
-        preview,
-        move || {
-            let conn = c_slot
-                .lock()
-                .ok()
-                .and_then(|mut s| s.take())
-                .ok_or_else(|| ToolError::failed("the held world change is gone"))?;
-            match conn.execute_batch("COMMIT") {
-                Ok(()) => {
-                    pool::give(&c_db, conn);
-                    Ok(output)
-                }
-                Err(e) => {
-                    pool::give(&c_db, conn);
-                    Err(ToolError::failed(format!(
-                        "the world change could not be committed ({e}); nothing was written"
-                    )))
-                }
+) -> Result<ToolOutput, ToolError> {
+    let conn = pool::take(db).map_err(|e| ToolError::failed(format!("execute_world: {e}")))?;
+    let result = apply_on(&conn, cs, fingerprint);
+    if !conn.is_autocommit() {
+        let _ = conn.execute_batch("ROLLBACK");
+    }
+    pool::give(db, conn);
+    result.map(|()| output)
+}
+
+/// Row count and highest rowid of each world table. Neither program edits a patch in place
+/// (see `world::index`), so any other write to the timeline changes one of these.
+type Fingerprint = Vec<(&'static str, i64, Option<i64>)>;
+
+const WORLD_TABLES: [&str; 3] = ["WorldSubject", "WorldSlice", "WorldPatch"];
+
+fn world_fingerprint(conn: &Connection) -> rusqlite::Result<Fingerprint> {
+    WORLD_TABLES
+        .iter()
+        .map(|t| {
+            conn.prepare_cached(&format!(r#"SELECT count(*), max(rowid) FROM "{t}""#))?
+                .query_row([], |r| Ok((*t, r.get(0)?, r.get(1)?)))
+        })
+        .collect()
+}
+
+fn apply_on(conn: &Connection, cs: &Changeset, fingerprint: &Fingerprint) -> Result<(), ToolError> {
+    crate::store::check_writable(conn)
+        .map_err(|e| ToolError::failed(format!("execute_world: {e}")))?;
+    let db_err = |e: rusqlite::Error| {
+        ToolError::failed(format!(
+            "the world change could not be written ({e}); nothing was written"
+        ))
+    };
+    conn.execute_batch("BEGIN IMMEDIATE").map_err(db_err)?;
+    let now = world_fingerprint(conn).map_err(db_err)?;
+    let moved: Vec<&str> = now
+        .iter()
+        .zip(fingerprint)
+        .filter(|(a, b)| a != b)
+        .map(|(a, _)| a.0)
+        .collect();
+    let applied = if moved.is_empty() {
+        cs.apply(conn)
+    } else {
+        Err(ChangesetError::Stale(format!(
+            "{} changed since the preview (another write added or removed rows)",
+            moved.join(", ")
+        )))
+    };
+    match applied {
+        Ok(()) => {}
+        Err(ChangesetError::Stale(why)) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(ToolError::Stale(format!(
+                "the world rows this execute_world script changes were changed after the preview was shown: {why}. Nothing was written; read the world again and run the script anew."
+            )));
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(ToolError::failed(format!("execute_world: {e}")));
+        }
+    }
+    let touched = touched_subjects(conn, cs).map_err(db_err)?;
+    for (subject, instant) in &touched {
+        crate::world::index::delete_from(conn, subject, *instant).map_err(db_err)?;
+    }
+    conn.execute_batch("COMMIT").map_err(db_err)
+}
+
+/// Every subject whose patches the changeset changes, with the earliest instant changed.
+fn touched_subjects(
+    conn: &Connection,
+    cs: &Changeset,
+) -> rusqlite::Result<std::collections::BTreeMap<String, i64>> {
+    let cols: Vec<String> = conn
+        .prepare_cached(r#"SELECT name FROM pragma_table_info('WorldPatch') ORDER BY cid"#)?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let at = |name: &str| cols.iter().position(|c| c == name);
+    let (Some(i_subject), Some(i_instant)) = (at("subjectId"), at("instant")) else {
+        return Ok(Default::default());
+    };
+    let mut out = std::collections::BTreeMap::new();
+    let rows = cs.rows().map_err(|e| {
+        rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+            Some(e.to_string()),
+        )
+    })?;
+    for c in rows
+        .iter()
+        .filter(|c| c.table.eq_ignore_ascii_case("WorldPatch"))
+    {
+        let pick = |i: usize| -> Vec<SqlValue> {
+            [c.old.get(i), c.new.get(i)]
+                .into_iter()
+                .flatten()
+                .flatten()
+                .cloned()
+                .collect()
+        };
+        let mut subjects: Vec<String> = pick(i_subject)
+            .into_iter()
+            .filter_map(|v| match v {
+                SqlValue::Text(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        let mut instants: Vec<i64> = pick(i_instant)
+            .into_iter()
+            .filter_map(|v| match v {
+                SqlValue::Integer(i) => Some(i),
+                _ => None,
+            })
+            .collect();
+        if subjects.is_empty() || instants.is_empty() {
+            // An update that kept these columns: read them from the applied row.
+            let key = c.key();
+            let row: Option<(String, i64)> = conn
+                .prepare_cached(
+                    r#"SELECT "subjectId","instant" FROM "WorldPatch" WHERE "id" IS ?1"#,
+                )?
+                .query_row(rusqlite::params_from_iter(key.iter().take(1)), |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .optional()?;
+            if let Some((s, i)) = row {
+                subjects.push(s);
+                instants.push(i);
             }
-        },
-        move || {
-            if let Some(conn) = r_slot.lock().ok().and_then(|mut s| s.take()) {
-                let _ = conn.execute_batch("ROLLBACK");
-                pool::give(&r_db, conn);
-            }
-        },
-    )
+        }
+        let Some(first) = instants.iter().min().copied() else {
+            continue;
+        };
+        for s in subjects {
+            let e = out.entry(s).or_insert(first);
+            *e = (*e).min(first);
+        }
+    }
+    Ok(out)
 }
 
 fn tool_output(out: &Outcome) -> ToolOutput {

@@ -77,6 +77,7 @@ pub fn build_app(
     for e in engine.profile_errors() {
         notices.push(format!("profile: {e}"));
     }
+    notices.extend(engine.database_read_only());
     let profiles = engine
         .profiles()
         .iter()
