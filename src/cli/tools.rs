@@ -1,5 +1,6 @@
 //! `nbook tools`: every tool with its group, mutation declaration and the profiles that may
-//! use it; `--profile P` narrows to P's allowlist (tools of later stages are marked).
+//! use it; `--profile P` narrows to P's allowlist (tools of later stages are marked). `--json`
+//! also carries each tool's declared effects (domains, pauses, egress, …).
 
 use std::path::PathBuf;
 
@@ -17,6 +18,8 @@ struct Row {
     mutates: String,
     available: bool,
     profiles: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effects: Option<crate::engine::effects::Effects>,
 }
 
 pub fn tools(
@@ -50,6 +53,7 @@ pub fn tools(
             mutates: t.tool.mutates().label().into(),
             available: true,
             profiles: users(t.tool.name()),
+            effects: Some(t.tool.effects()),
         })
         .collect();
     if let Some(key) = &profile {
@@ -65,6 +69,7 @@ pub fn tools(
                     mutates: "-".into(),
                     available: false,
                     profiles: users(name),
+                    effects: None,
                 });
             }
         }
