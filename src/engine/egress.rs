@@ -50,7 +50,7 @@ impl Engine {
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
-        let preview = self.egress_preview(&ctx, call, &requests);
+        let preview = self.egress_preview(&ctx, &requests);
         let decision = match self
             .await_decision(&ctx, call, &preview, grant_allowed, approval)
             .await
@@ -136,12 +136,7 @@ impl Engine {
     }
 
     /// What the author sees before data leaves the machine.
-    pub(super) fn egress_preview(
-        &self,
-        ctx: &ToolCtx,
-        call: &ToolCall,
-        requests: &[EgressRequest],
-    ) -> Preview {
+    pub(super) fn egress_preview(&self, ctx: &ToolCtx, requests: &[EgressRequest]) -> Preview {
         let shown: Vec<EgressShown> = requests
             .iter()
             .map(|r| EgressShown {
@@ -157,9 +152,9 @@ impl Engine {
             .collect();
         let hosts = Self::egress_hosts(requests);
         let summary = match hosts.as_slice() {
-            [] => format!("{} sends data off the machine", call.name),
-            [one] => format!("{} sends a request to {one}", call.name),
-            many => format!("{} may send requests to {}", call.name, many.join(", ")),
+            [] => "Send data off the machine".to_string(),
+            [one] => format!("Send a request to {one}"),
+            many => format!("Send requests to one of {}", many.join(", ")),
         };
         Preview {
             summary,
