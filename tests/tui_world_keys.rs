@@ -6,7 +6,7 @@
 
 mod tui_world_support;
 
-use nbook::engine::{EngineEvent, LogLine, LogRecord};
+use nbook::engine::EngineEvent;
 use nbook::tui::action::{Action, Command, Effect};
 use nbook::tui::app::{AppState, Pane};
 use nbook::tui::input::Overlay;
@@ -368,18 +368,11 @@ fn an_agent_write_reloads_the_world() {
             name: None,
         }],
     );
-    app.update(Action::Engine(EngineEvent::Log {
+    // The engine says which domains a call changed (from the tool's declared effects).
+    app.update(Action::Engine(EngineEvent::DomainsChanged {
         session_id: "1".into(),
-        line: LogLine {
-            ts: "2026-03-01T10:00:00Z".into(),
-            record: LogRecord::ToolResult {
-                call_id: "c1".into(),
-                tool: "execute_world".into(),
-                ok: true,
-                content: "{}".into(),
-                details: None,
-            },
-        },
+        tool: "execute_world".into(),
+        domains: vec![nbook::engine::effects::Domain::World],
     }));
     assert!(app.world.stale);
     let fx = app.update(Action::Tick);

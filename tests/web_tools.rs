@@ -123,6 +123,10 @@ fn fixture(web: WebConfig) -> Fixture {
         logs: tmp.path().join("home/logs"),
     };
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
+    // These tests exercise fetching and searching, not the egress gate (tests/egress_gate.rs):
+    // the local test servers are pre-allowed as egress hosts.
+    let mut web = web;
+    web.allow_egress.push("127.0.0.1".into());
     let config = Config {
         web,
         ..Config::default()

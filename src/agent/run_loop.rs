@@ -468,7 +468,7 @@ pub async fn run_invocation(
                 result.status,
                 CallStatus::NeedsApproval | CallStatus::Rejected | CallStatus::Refused
             );
-            if result.ok && result.tool == REPORT_RESULT {
+            if result.ok && ends_run(&engine, &result.tool) {
                 reported = true;
                 out.final_text = result.content.clone();
                 out.data = result.details.as_ref().and_then(|d| d.get("data")).cloned();
@@ -624,8 +624,9 @@ async fn run_calls(
         };
         match done {
             Some(r) => {
-                ended = r.ok && r.tool == REPORT_RESULT;
-                if r.waited || PAUSING.contains(&r.tool.as_str()) {
+                ended = r.ok && ends_run(engine, &r.tool);
+                let pauses = engine.effects(&r.tool).is_some_and(|e| e.pauses);
+                if r.waited || pauses {
                     paused = Some(r.tool.clone());
                 }
                 results.push(r);
@@ -650,9 +651,10 @@ async fn run_batch(
     futures::future::join_all(futs).await
 }
 
-const REPORT_RESULT: &str = "report_result";
-/// Tools that always pause the session for the author.
-const PAUSING: [&str; 2] = ["request_user_input", "switch_mode"];
+/// A successful call of this tool ends the run (declared `ends_run`, e.g. report_result).
+fn ends_run(engine: &Engine, tool: &str) -> bool {
+    engine.effects(tool).is_some_and(|e| e.ends_run)
+}
 const CANCELLED: &str = "skipped: the run was cancelled before this call ran";
 
 fn skipped(engine: &Engine, session_id: &str, call: &ToolCall, why: &str) -> CallResult {

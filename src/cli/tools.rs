@@ -1,5 +1,6 @@
 //! `nbook tools`: every tool with its group, mutation declaration and the profiles that may
-//! use it; `--profile P` narrows to P's allowlist (tools of later stages are marked).
+//! use it; `--profile P` narrows to P's allowlist (tools of later stages are marked). `--json`
+//! also carries each tool's declared effects (domains, pauses, egress, …).
 //!
 //! Config warnings and, with `--project`, the project config lines held back until the author
 //! trusts them go to stderr in both formats. `--json` keeps its array of rows (scripts rely on
@@ -25,6 +26,8 @@ struct Row {
     available: bool,
     profiles: Vec<String>,
     ignored_config: Vec<Loosening>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effects: Option<crate::engine::effects::Effects>,
 }
 
 pub fn tools(
@@ -85,6 +88,7 @@ pub fn tools(
                 t.tool.group(),
                 t.tool.mutates().label() != "no",
             ),
+            effects: Some(t.tool.effects()),
         })
         .collect();
     if let Some(key) = &profile {
@@ -101,6 +105,7 @@ pub fn tools(
                     available: false,
                     profiles: users(name),
                     ignored_config: Vec::new(),
+                    effects: None,
                 });
             }
         }

@@ -296,6 +296,10 @@ pub struct WebConfig {
     /// Hosts web_fetch may reach even when they resolve to private or loopback addresses.
     #[serde(default)]
     pub allow_hosts: Vec<String>,
+    /// Hosts web tools may send requests to without asking the author first (the egress
+    /// gate of the `supervised` and `locked` presets).
+    #[serde(default)]
+    pub allow_egress: Vec<String>,
 }
 
 impl Config {

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use super::effects::Effects;
 use super::policy::{self, CallFacts, Verdict};
 use super::registry::describe_field_errors;
 use super::tool::{HeldChange, Staged, Tool, ToolCtx, ToolError, ToolOutput};
@@ -69,7 +70,7 @@ pub struct CallResult {
 }
 
 impl CallResult {
-    fn fail(call: &ToolCall, status: CallStatus, content: impl Into<String>) -> Self {
+    pub(super) fn fail(call: &ToolCall, status: CallStatus, content: impl Into<String>) -> Self {
         CallResult {
             call_id: call.id.clone(),
             tool: call.name.clone(),
@@ -128,7 +129,14 @@ impl Engine {
             call
         };
         let mut result = self.call_inner(session_id, &call, approval).await;
-        result.waited = self.state().asked.remove(&call.id);
+        let committed = {
+            let mut st = self.state();
+            result.waited = st.asked.remove(&call.id);
+            st.committed.remove(&call.id)
+        };
+        if result.ok {
+            self.after_success(session_id, &call, committed);
+        }
         self.record_result(session_id, result)
     }
 
@@ -185,14 +193,32 @@ impl Engine {
             Err(r) => return *r,
         };
         let tool = registered_tool.clone();
+        let effects = tool.effects();
         if tool.is_staging() {
             return self.call_staged(tool, ctx, call, approval).await;
         }
+        // What an egress call will send is named before anything is sent; a request that
+        // could never be made is refused here, before the author is asked.
+        let egress = if effects.egress {
+            match tool.egress(&ctx, &call.arguments) {
+                Ok(r) => Some(r),
+                Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
+            }
+        } else {
+            None
+        };
         if !tool.mutates().for_call(&call.arguments) {
-            return self.execute(tool, ctx, call, call.arguments.clone()).await;
+            return match egress {
+                None => self.execute(tool, ctx, call, call.arguments.clone()).await,
+                Some(requests) => self.call_egress(tool, ctx, call, requests, approval).await,
+            };
         }
         let targets = tool.write_targets(&ctx, &call.arguments);
-        let grant_allowed = match self.verdict(&ctx, call, &targets) {
+        let mut verdict = self.verdict(&ctx, call, &targets, effects);
+        if let Some(requests) = &egress {
+            verdict = policy::combine(verdict, self.egress_verdict(&ctx, call, requests));
+        }
+        let grant_allowed = match verdict {
             Verdict::Run => return self.execute(tool, ctx, call, call.arguments.clone()).await,
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
@@ -257,6 +283,9 @@ impl Engine {
                 }
                 if d == Decision::ApproveForSession && grant_allowed {
                     self.grant(&ctx.session_id, &call.name, &targets);
+                    if let Some(requests) = &egress {
+                        self.grant_egress(&ctx.session_id, requests);
+                    }
                 }
                 self.execute(tool, ctx, call, call.arguments.clone()).await
             }
@@ -322,7 +351,13 @@ impl Engine {
         Ok((registered.tool.clone(), ctx))
     }
 
-    fn verdict(&self, ctx: &ToolCtx, call: &ToolCall, targets: &[String]) -> Verdict {
+    fn verdict(
+        &self,
+        ctx: &ToolCtx,
+        call: &ToolCall,
+        targets: &[String],
+        effects: Effects,
+    ) -> Verdict {
         let granted = {
             let st = self.state();
             !targets.is_empty()
@@ -335,6 +370,7 @@ impl Engine {
             &self.config.approval,
             &CallFacts {
                 tool: &call.name,
+                effects,
                 mode: ctx.mode,
                 targets,
                 granted,
@@ -350,7 +386,11 @@ impl Engine {
         }
     }
 
-    fn validate_edit(&self, call: &ToolCall, new_args: &Value) -> Result<(), Box<CallResult>> {
+    pub(super) fn validate_edit(
+        &self,
+        call: &ToolCall,
+        new_args: &Value,
+    ) -> Result<(), Box<CallResult>> {
         match self.registry.get(&call.name).map(|t| t.validate(new_args)) {
             Some(Ok(())) => Ok(()),
             Some(Err(errors)) => Err(Box::new(CallResult::fail(
@@ -367,7 +407,7 @@ impl Engine {
     }
 
     /// Log the request, get the author's answer (queue, automatic, or none), log the answer.
-    async fn await_decision(
+    pub(super) async fn await_decision(
         &self,
         ctx: &ToolCtx,
         call: &ToolCall,
@@ -502,7 +542,7 @@ impl Engine {
             Ok(Staged::Held(h)) => h,
         };
         let targets = tool.write_targets(&ctx, &call.arguments);
-        let grant_allowed = match self.verdict(&ctx, call, &targets) {
+        let grant_allowed = match self.verdict(&ctx, call, &targets, tool.effects()) {
             Verdict::Run => return self.resolve_held(&ctx.session_id, call, held, true).await,
             Verdict::Refuse(why) => {
                 let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
@@ -578,6 +618,9 @@ impl Engine {
         })
         .await
         .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
+        if commit && outcome.is_ok() {
+            self.state().committed.insert(call.id.clone());
+        }
         self.finish(session_id, call, outcome)
     }
 
@@ -593,7 +636,7 @@ impl Engine {
             .unwrap_or_else(|e| Err(ToolError::failed(format!("preview crashed: {e}"))))
     }
 
-    async fn execute(
+    pub(super) async fn execute(
         &self,
         tool: Arc<dyn Tool>,
         ctx: ToolCtx,
@@ -671,7 +714,7 @@ fn not_recorded(call: &ToolCall, what: &str, e: &super::EngineError) -> CallResu
     )
 }
 
-fn rejected(call: &ToolCall, reason: Option<String>) -> CallResult {
+pub(super) fn rejected(call: &ToolCall, reason: Option<String>) -> CallResult {
     let why = reason
         .filter(|r| !r.trim().is_empty())
         .map(|r| format!(" Reason: {r}"))

@@ -7,6 +7,8 @@
 
 pub mod agents;
 pub mod dispatch;
+pub mod effects;
+mod egress;
 pub mod inputs;
 pub mod jobs;
 pub mod lock;
@@ -72,6 +74,13 @@ struct State {
     waiters: HashMap<CallId, oneshot::Sender<Decision>>,
     /// (session, tool, target) triples the author approved for the rest of a session.
     grants: HashSet<(SessionId, String, String)>,
+    /// (session, host) pairs the author allowed egress to for the rest of a session.
+    egress_grants: HashSet<(SessionId, String)>,
+    /// Per session, the latest calls that read or changed local data (shown when the session
+    /// asks to send data off the machine). Kept in memory for this process only.
+    seen: HashMap<SessionId, egress::Seen>,
+    /// Staged calls whose held change was committed (cleared when the call returns).
+    committed: HashSet<CallId>,
     next_call: u64,
     /// Calls that went to the approval queue (cleared when the call returns).
     asked: HashSet<CallId>,
@@ -138,6 +147,11 @@ impl Engine {
 
     pub fn registry(&self) -> &Registry {
         &self.registry
+    }
+
+    /// The declared effects of a registered tool (`None` for an unknown name).
+    pub fn effects(&self, tool: &str) -> Option<effects::Effects> {
+        self.registry.get(tool).map(|t| t.tool.effects())
     }
 
     pub fn profiles(&self) -> &Profiles {

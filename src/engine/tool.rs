@@ -1,13 +1,15 @@
 //! The `Tool` trait every tool implements, and the context a call runs in.
 //!
 //! Tools are synchronous: the engine runs them on the blocking pool, so a slow `bash` never
-//! stalls the UI. Whether a tool mutates the project is a required declaration, not a default.
+//! stalls the UI. Whether a tool mutates the project, and its effects (`super::effects`), are
+//! required declarations, not defaults.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
 
+pub use super::effects::{Domain, Effects, EgressRequest};
 use super::profiles::Profile;
 use super::types::{Mode, Preview, PreviewBody};
 use crate::config::Config;
@@ -163,6 +165,16 @@ pub trait Tool: Send + Sync {
     /// JSON Schema of the arguments; validated before anything else runs.
     fn schema(&self) -> Value;
     fn mutates(&self) -> Mutates;
+    /// What the tool touches and how its calls are treated (pauses, egress, …). Required:
+    /// the policy, the run loop and the TUI read this, never the tool's name.
+    fn effects(&self) -> Effects;
+    /// For tools whose effects declare `egress`: the requests a call will send, worked out
+    /// without touching the network. An error refuses the call before the author is asked
+    /// (e.g. a URL that could never be fetched). An egress tool that names no request is
+    /// asked about on every call and never covered by a host grant.
+    fn egress(&self, _ctx: &ToolCtx, _args: &Value) -> Result<Vec<EgressRequest>, ToolError> {
+        Ok(Vec::new())
+    }
     /// Reads that may run concurrently with other parallel-safe calls of the same turn.
     fn parallel_safe(&self) -> bool {
         false

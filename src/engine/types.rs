@@ -130,6 +130,28 @@ pub enum PreviewBody {
     Text {
         text: String,
     },
+    /// A call that sends data off the machine: each request it may send, which session asked,
+    /// and what that session (and the sessions that started it) did before.
+    Egress {
+        requests: Vec<EgressShown>,
+        /// e.g. "7 (researcher)".
+        session: String,
+        /// Earlier calls of the asking session and its parents, most recent last, e.g.
+        /// "session 3 (leader.default): read path=manuscript/secret.md".
+        #[serde(default)]
+        earlier: Vec<String>,
+    },
+}
+
+/// One egress request as the author sees it: long URL parts and body values elided with their
+/// length (`q=Once upon a tim…(812 chars)`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EgressShown {
+    pub host: String,
+    pub method: String,
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub body: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -400,5 +422,12 @@ pub enum EngineEvent {
         index: u64,
         name: String,
         argument_chars: usize,
+    },
+    /// A call changed the project: the domains its tool declares (clients reload what shows
+    /// them, e.g. the Story pane on `plot`).
+    DomainsChanged {
+        session_id: SessionId,
+        tool: String,
+        domains: Vec<super::effects::Domain>,
     },
 }

@@ -102,6 +102,10 @@ impl Tool for GetAgentProfile {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Agents])
+    }
     fn parallel_safe(&self) -> bool {
         true
     }
@@ -147,6 +151,10 @@ impl Tool for GetSession {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Agents])
     }
     fn parallel_safe(&self) -> bool {
         true

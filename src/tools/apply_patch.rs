@@ -82,6 +82,10 @@ impl Tool for ApplyPatch {
     fn mutates(&self) -> Mutates {
         Mutates::Yes
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Files])
+    }
     fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
         match patch::parse_patch(patch_arg(args)) {
             Ok(h) => hunk_paths(&h).iter().map(|p| display(ctx, p)).collect(),

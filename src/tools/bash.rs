@@ -81,6 +81,11 @@ impl Tool for Bash {
     fn mutates(&self) -> Mutates {
         Mutates::Yes
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        // Its network use is gated with every call, as a mutating tool.
+        Effects::touches(&[Files, Network]).prompt_gated_in_neurobook()
+    }
     fn write_targets(&self, _ctx: &ToolCtx, args: &Value) -> Vec<String> {
         vec![format!("$ {}", command_arg(args))]
     }

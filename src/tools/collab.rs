@@ -68,6 +68,10 @@ impl Tool for CreateAgent {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Agents])
+    }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
         let profile = str_arg(args, "profileKey").unwrap_or_default();
@@ -115,6 +119,10 @@ impl Tool for InvokeAgent {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Agents])
     }
     fn parallel_safe(&self) -> bool {
         true
@@ -210,6 +218,10 @@ impl Tool for GetAgent {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Agents])
+    }
     fn parallel_safe(&self) -> bool {
         true
     }
@@ -265,6 +277,10 @@ impl Tool for DetachAgent {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Agents])
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
@@ -327,6 +343,10 @@ impl Tool for RequestUserInput {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Control]).pauses()
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;

@@ -32,6 +32,10 @@ impl Tool for ReportResult {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Control]).ends_run()
+    }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let data = args.get("data").cloned().unwrap_or(Value::Null);
         if let Some(schema) = &ctx.profile.output_schema {
@@ -104,6 +108,10 @@ impl Tool for SwitchMode {
     }
     fn mutates(&self) -> Mutates {
         Mutates::Yes
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Control]).pauses().always_asks()
     }
     fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
         let to = target(args)

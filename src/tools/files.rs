@@ -116,6 +116,10 @@ impl Tool for Read {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Files])
+    }
     fn parallel_safe(&self) -> bool {
         true
     }
@@ -284,6 +288,10 @@ impl Tool for Write {
     fn mutates(&self) -> Mutates {
         Mutates::Yes
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Files])
+    }
     fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
         resolve(ctx, str_arg(args, "path"), Access::Write)
             .map(|r| vec![r.display])
@@ -444,6 +452,10 @@ impl Tool for Edit {
     }
     fn mutates(&self) -> Mutates {
         Mutates::Yes
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Files])
     }
     fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
         Write.write_targets(ctx, args)

@@ -83,6 +83,10 @@ macro_rules! read_tool {
             fn mutates(&self) -> Mutates {
                 Mutates::No
             }
+            fn effects(&self) -> crate::engine::tool::Effects {
+                use crate::engine::tool::{Domain::*, Effects};
+                Effects::touches(&[Plot])
+            }
             fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
                 $ty::read(ctx, args)
             }

@@ -159,6 +159,10 @@ macro_rules! write_tool {
             fn mutates(&self) -> Mutates {
                 Mutates::Yes
             }
+            fn effects(&self) -> crate::engine::tool::Effects {
+                use crate::engine::tool::{Domain::*, Effects};
+                Effects::touches(&[Plot])
+            }
             fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
                 $ty::plan(ctx, args)
                     .map(|p| vec![p.grant_key])

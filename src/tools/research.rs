@@ -288,6 +288,11 @@ impl Tool for NovelRankings {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        // Snapshot files only: nothing is fetched, so no egress.
+        Effects::touches(&[Files])
+    }
     fn parallel_safe(&self) -> bool {
         true
     }
@@ -361,6 +366,11 @@ impl Tool for NovelBookDetail {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        // Snapshot files only: nothing is fetched, so no egress.
+        Effects::touches(&[Files])
     }
     fn parallel_safe(&self) -> bool {
         true

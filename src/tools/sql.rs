@@ -82,6 +82,11 @@ impl Tool for ExecuteSql {
     fn mutates(&self) -> Mutates {
         Mutates::Depends(|_| true)
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        // Raw SQL reaches the plot and world tables too.
+        Effects::touches(&[Sql, Plot, World]).prompt_gated_in_neurobook()
+    }
 
     fn is_staging(&self) -> bool {
         true

@@ -122,6 +122,10 @@ impl Tool for SubjectEventAppend {
     fn mutates(&self) -> Mutates {
         Mutates::Yes
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Memory])
+    }
     fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
         targets_of(ctx, args, Source::Events)
     }
@@ -260,6 +264,10 @@ impl Tool for SubjectMemoryUpdate {
     }
     fn mutates(&self) -> Mutates {
         Mutates::Yes
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Memory])
     }
     fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
         targets_of(ctx, args, Source::Memory)
@@ -419,6 +427,10 @@ impl Tool for SubjectRagSearch {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Memory])
     }
     fn parallel_safe(&self) -> bool {
         true

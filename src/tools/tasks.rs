@@ -58,6 +58,10 @@ impl Tool for TaskCreate {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Board])
+    }
     fn run(&self, _ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let now = now_rfc3339();
         let mut seen = std::collections::HashSet::new();
@@ -128,6 +132,10 @@ impl Tool for TaskSetStatus {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Board])
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let Some(mut list) = ctx.session_state.get(TASKS_KEY).cloned() else {

@@ -66,6 +66,10 @@ impl Tool for ListWorkflows {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Files, Jobs])
+    }
     fn parallel_safe(&self) -> bool {
         true
     }
@@ -184,6 +188,10 @@ impl Tool for RunWorkflow {
     }
     fn mutates(&self) -> Mutates {
         Mutates::Yes
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Jobs, Agents])
     }
     fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
         match request(ctx, args) {
@@ -345,6 +353,10 @@ impl Tool for ListJobs {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Jobs])
+    }
     fn parallel_safe(&self) -> bool {
         true
     }
@@ -391,6 +403,10 @@ impl Tool for GetJob {
     fn mutates(&self) -> Mutates {
         Mutates::No
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Jobs])
+    }
     fn parallel_safe(&self) -> bool {
         true
     }
@@ -430,6 +446,10 @@ impl Tool for CancelJob {
     }
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Jobs])
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let engine = engine(ctx)?;

@@ -78,6 +78,10 @@ impl Tool for ExecuteWorld {
     fn mutates(&self) -> Mutates {
         Mutates::Depends(|_| true)
     }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[World]).prompt_gated_in_neurobook()
+    }
 
     fn is_staging(&self) -> bool {
         true
@@ -427,6 +431,10 @@ impl Tool for GetSceneWorldContext {
 
     fn mutates(&self) -> Mutates {
         Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Plot, World])
     }
 
     fn parallel_safe(&self) -> bool {

@@ -210,6 +210,11 @@ pub fn target_label(call: &PendingCall) -> String {
             [first, rest @ ..] => format!("{} (+{} more)", first.path, rest.len()),
         },
         PreviewBody::Command { command, .. } => format!("$ {command}"),
+        PreviewBody::Egress { requests, .. } => match requests.as_slice() {
+            [] => call.preview.summary.clone(),
+            [one] => format!("{} {}", one.method, one.url),
+            [first, rest @ ..] => format!("{} (+{} more host(s))", first.host, rest.len()),
+        },
         _ => call.preview.summary.clone(),
     };
     format!("{} {}", call.tool, cut(&target, 60))

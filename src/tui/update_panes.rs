@@ -8,6 +8,7 @@ use super::approvals::{target_label, Waiting};
 use super::input::Overlay;
 use super::sessions::Transcript;
 use super::view::approval;
+use crate::engine::effects::Domain;
 use crate::engine::{EngineEvent, LogLine, LogRecord};
 
 fn scroll(v: &mut usize, cmd: Command, page: usize) {
@@ -118,14 +119,6 @@ impl AppState {
                 Vec::new()
             }
             EngineEvent::Log { session_id, line } => {
-                if let LogRecord::ToolResult { tool, ok: true, .. } = &line.record {
-                    if tool.starts_with("save_") || tool.starts_with("execute_sql") {
-                        self.story.stale = true;
-                    }
-                    if tool.starts_with("execute_world") || tool.starts_with("execute_sql") {
-                        self.world.stale = true;
-                    }
-                }
                 if let LogRecord::User { text } = &line.record {
                     self.sessions.delivered(&session_id, text);
                 }
@@ -203,6 +196,16 @@ impl AppState {
                 self.sessions
                     .live
                     .call(&session_id, index, &name, argument_chars, now);
+                Vec::new()
+            }
+            // Reload what shows a changed domain; the tool's declared effects say which.
+            EngineEvent::DomainsChanged { domains, .. } => {
+                if domains.contains(&Domain::Plot) {
+                    self.story.stale = true;
+                }
+                if domains.contains(&Domain::World) {
+                    self.world.stale = true;
+                }
                 Vec::new()
             }
             EngineEvent::InputRequested { request } => {

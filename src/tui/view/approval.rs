@@ -28,6 +28,7 @@ pub fn question(body: &PreviewBody) -> &'static str {
         PreviewBody::Records { .. } => "Would you like to save these story changes?",
         PreviewBody::Statement { .. } => "Would you like to run this SQL statement?",
         PreviewBody::Text { .. } => "Would you like to allow this?",
+        PreviewBody::Egress { .. } => "Would you like to send this off the machine?",
     }
 }
 
@@ -179,7 +180,42 @@ pub fn body_rows(body: &PreviewBody, summary: &str, t: &Theme) -> Vec<Row> {
             rows.extend(text.lines().map(|l| (Line::from(l.to_string()), 0)));
             rows
         }
+        PreviewBody::Egress {
+            requests,
+            session,
+            earlier,
+        } => egress_rows(requests, session, earlier, t),
     }
+}
+
+/// Each request (host, then method and URL, then body fields), who asked and what that
+/// session did before: the author judges what could leave with the request.
+fn egress_rows(
+    requests: &[crate::engine::EgressShown],
+    session: &str,
+    earlier: &[String],
+    t: &Theme,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for r in requests {
+        rows.push(plain(format!("• to {}", r.host), t.diff_header));
+        rows.push((
+            Line::from(Span::styled(format!("  {} {}", r.method, r.url), t.code)),
+            4,
+        ));
+        for b in &r.body {
+            rows.push((Line::from(Span::styled(format!("  body: {b}"), t.code)), 4));
+        }
+    }
+    rows.push(plain("", t.text));
+    rows.push(plain(
+        format!("Asked by session {session}. Before this it:"),
+        t.diff_header,
+    ));
+    for e in earlier {
+        rows.push((Line::from(Span::styled(format!("  {e}"), t.dim)), 4));
+    }
+    rows
 }
 
 fn compact(v: &Value) -> String {

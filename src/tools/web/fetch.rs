@@ -1,0 +1,222 @@
+//! `web_fetch`: a guarded HTTP GET of one public page, returned as readable text.
+//!
+//! Guard rails: http/https only; at most 5 redirects, each hop re-checked (`ssrf`); the
+//! connection is pinned to the checked addresses so a second DNS answer cannot swap them.
+//! Bodies are capped at 2 MB, the whole fetch at 20 s, and the returned content at 20 000
+//! characters. Its egress request (host and URL) is named before anything is sent; redirects
+//! are not asked about again, as the hosts they lead to only learn what the first host chose
+//! to put in the redirect.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::html::html_to_text;
+use super::ssrf::{check_url, precheck_url};
+use super::{
+    now_rfc3339, run_async, FETCH_TIMEOUT, MAX_BODY_BYTES, MAX_CONTENT_CHARS, MAX_REDIRECTS,
+};
+use crate::config::WebConfig;
+use crate::engine::effects::normalize_host;
+use crate::engine::tool::{EgressRequest, Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+
+// web_fetch
+
+pub struct WebFetch;
+
+/// The `url` argument as given (trimmed) and parsed.
+fn url_arg(args: &Value) -> Result<(String, reqwest::Url), ToolError> {
+    let raw = args["url"].as_str().unwrap_or_default().trim().to_string();
+    let url = reqwest::Url::parse(&raw)
+        .map_err(|e| ToolError::failed(format!("{raw:?} is not a valid URL: {e}")))?;
+    Ok((raw, url))
+}
+
+struct Fetched {
+    final_url: String,
+    content_type: String,
+    body: Vec<u8>,
+    body_truncated: bool,
+}
+
+async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, String> {
+    let deadline = tokio::time::Instant::now() + FETCH_TIMEOUT;
+    let work = async move {
+        let mut url = start;
+        let mut hops = 0usize;
+        loop {
+            let pinned = check_url(&web, &url).await?;
+            let mut builder = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(Duration::from_secs(10))
+                .user_agent(concat!("nbook/", env!("CARGO_PKG_VERSION"), " (web_fetch)"));
+            if !pinned.is_empty() {
+                if let Some(h) = url.host_str() {
+                    builder = builder.resolve_to_addrs(h, &pinned);
+                }
+            }
+            let client = builder
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            let resp = client
+                .get(url.clone())
+                .header(
+                    "accept",
+                    "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.5",
+                )
+                .send()
+                .await
+                .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+            let status = resp.status();
+            if status.is_redirection() {
+                let loc = resp
+                    .headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .ok_or_else(|| format!("{url} answered {status} without a Location"))?;
+                let next = url
+                    .join(loc)
+                    .map_err(|e| format!("{url} redirects to an invalid URL {loc:?}: {e}"))?;
+                hops += 1;
+                if hops > MAX_REDIRECTS {
+                    return Err(format!(
+                        "too many redirects (more than {MAX_REDIRECTS}) starting from the requested URL; last hop {url} → {next}"
+                    ));
+                }
+                url = next;
+                continue;
+            }
+            if !status.is_success() {
+                return Err(format!("{url} answered {status}"));
+            }
+            let content_type = resp
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string();
+            let mut resp = resp;
+            let mut body = Vec::new();
+            let mut body_truncated = false;
+            while let Some(chunk) = resp
+                .chunk()
+                .await
+                .map_err(|e| format!("error reading {url}: {e}"))?
+            {
+                let room = MAX_BODY_BYTES - body.len();
+                if chunk.len() > room {
+                    body.extend_from_slice(&chunk[..room]);
+                    body_truncated = true;
+                    break;
+                }
+                body.extend_from_slice(&chunk);
+            }
+            return Ok(Fetched {
+                final_url: url.to_string(),
+                content_type,
+                body,
+                body_truncated,
+            });
+        }
+    };
+    tokio::time::timeout_at(deadline, work)
+        .await
+        .map_err(|_| format!("the fetch took longer than {}s", FETCH_TIMEOUT.as_secs()))?
+}
+
+impl Tool for WebFetch {
+    fn name(&self) -> &'static str {
+        "web_fetch"
+    }
+    fn group(&self) -> &'static str {
+        "web"
+    }
+    fn description(&self) -> &'static str {
+        "Fetch one public web page (http/https) and return its readable text (HTML is converted to markdown-ish text, at most 20000 characters). Follows up to 5 redirects; private and local addresses are refused."
+    }
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The http or https URL to fetch"}
+            },
+            "required": ["url"],
+            "additionalProperties": false
+        })
+    }
+    fn mutates(&self) -> Mutates {
+        Mutates::No
+    }
+    fn effects(&self) -> crate::engine::tool::Effects {
+        use crate::engine::tool::{Domain::*, Effects};
+        Effects::touches(&[Network]).egress()
+    }
+    fn parallel_safe(&self) -> bool {
+        true
+    }
+    fn egress(&self, ctx: &ToolCtx, args: &Value) -> Result<Vec<EgressRequest>, ToolError> {
+        let (_, url) = url_arg(args)?;
+        let host = precheck_url(&ctx.config.web, &url).map_err(ToolError::Failed)?;
+        Ok(vec![EgressRequest {
+            host: normalize_host(&host),
+            method: "GET",
+            url: url.to_string(),
+            body: Vec::new(),
+        }])
+    }
+    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+        let (raw, url) = url_arg(args)?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ToolError::failed(format!(
+                "web_fetch only fetches http and https URLs, not {}:",
+                url.scheme()
+            )));
+        }
+        let fetched = run_async(fetch(ctx.config.web.clone(), url))?;
+        let ct = fetched.content_type.to_ascii_lowercase();
+        let is_html = ct.contains("html") || (ct.is_empty() && looks_like_html(&fetched.body));
+        let is_text =
+            ct.starts_with("text/") || ct.contains("json") || ct.contains("xml") || ct.is_empty();
+        if !is_html && !is_text {
+            return Err(ToolError::failed(format!(
+                "{} is {} and not text; web_fetch only returns web pages and text",
+                fetched.final_url, fetched.content_type
+            )));
+        }
+        let text = String::from_utf8_lossy(&fetched.body).into_owned();
+        let (title, mut content, format) = if is_html {
+            let (t, c) = html_to_text(&text);
+            (t, c, "markdown")
+        } else {
+            (None, text.trim().to_string(), "text")
+        };
+        let mut truncated = fetched.body_truncated;
+        if content.chars().count() > MAX_CONTENT_CHARS {
+            content = content.chars().take(MAX_CONTENT_CHARS).collect();
+            truncated = true;
+        }
+        let mut out = json!({
+            "url": raw,
+            "finalUrl": fetched.final_url,
+        });
+        if let Some(t) = &title {
+            out["title"] = json!(t);
+        }
+        out["contentType"] = json!(fetched.content_type);
+        out["fetchedAt"] = json!(now_rfc3339());
+        out["content"] = json!(content);
+        out["contentFormat"] = json!(format);
+        out["truncated"] = json!(truncated);
+        out["provider"] = json!("local");
+        Ok(ToolOutput {
+            content: serde_json::to_string_pretty(&out).unwrap_or_default(),
+            details: Some(out),
+            ..Default::default()
+        })
+    }
+}
+
+fn looks_like_html(body: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&body[..body.len().min(512)]).to_ascii_lowercase();
+    head.contains("<html") || head.contains("<!doctype html")
+}

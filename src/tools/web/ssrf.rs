@@ -1,0 +1,302 @@
+//! Which addresses `web_fetch` may reach (server-side request forgery guard).
+//!
+//! The host is resolved first and every resolved address must be public — private, loopback,
+//! link-local, unique-local, CGNAT, broadcast and unspecified addresses are refused unless the
+//! host is listed in `web.allow_hosts`. IPv6 addresses that carry an IPv4 address (mapped,
+//! compatible, SIIT-translated, NAT64, 6to4, Teredo) are normalised to that IPv4 address, which
+//! gets the same check: `[::ffff:127.0.0.1]`, `[::127.0.0.1]`, `[64:ff9b::7f00:1]` and
+//! `[2002:7f00:1::]` all reach loopback on some network and are refused as loopback.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use crate::config::WebConfig;
+
+/// Every IPv4 address embedded in `v6`, with the name of the embedding. Teredo carries two
+/// (its server, and the client obscured by inverting its bits); both are returned.
+pub fn embedded_ipv4(v6: Ipv6Addr) -> Vec<(&'static str, Ipv4Addr)> {
+    let s = v6.segments();
+    let low32 = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let mut out = Vec::new();
+    match s {
+        // ::ffff:a.b.c.d (RFC 4291 §2.5.5.2).
+        [0, 0, 0, 0, 0, 0xffff, _, _] => out.push(("IPv4-mapped", low32)),
+        // ::ffff:0:a.b.c.d (SIIT, RFC 6145).
+        [0, 0, 0, 0, 0xffff, 0, _, _] => out.push(("IPv4-translated", low32)),
+        // ::a.b.c.d (deprecated IPv4-compatible, RFC 4291 §2.5.5.1); `::` and `::1` are
+        // IPv6's own unspecified and loopback addresses and are classified as such.
+        [0, 0, 0, 0, 0, 0, _, _] if !(v6.is_unspecified() || v6.is_loopback()) => {
+            out.push(("IPv4-compatible", low32))
+        }
+        // 64:ff9b::a.b.c.d (NAT64 well-known prefix, RFC 6052).
+        [0x64, 0xff9b, 0, 0, 0, 0, _, _] => out.push(("NAT64", low32)),
+        // 2002:AABB:CCDD::/48 (6to4, RFC 3056).
+        [0x2002, hi, lo, ..] => out.push((
+            "6to4",
+            Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8),
+        )),
+        // 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC (Teredo, RFC 4380).
+        [0x2001, 0, hi, lo, ..] => {
+            out.push((
+                "Teredo server",
+                Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8),
+            ));
+            out.push(("Teredo client", Ipv4Addr::from(!u32::from(low32))));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Why an address may not be fetched, or `None` when it is public.
+pub fn blocked_reason(ip: IpAddr) -> Option<String> {
+    match ip {
+        IpAddr::V4(v4) => blocked_v4(v4).map(str::to_string),
+        IpAddr::V6(v6) => {
+            for (form, v4) in embedded_ipv4(v6) {
+                if let Some(why) = blocked_v4(v4) {
+                    return Some(format!("{why}, {v4} embedded as {form}"));
+                }
+            }
+            blocked_v6(v6).map(str::to_string)
+        }
+    }
+}
+
+fn blocked_v6(v6: Ipv6Addr) -> Option<&'static str> {
+    let seg = v6.segments();
+    if v6.is_loopback() {
+        Some("loopback")
+    } else if v6.is_unspecified() {
+        Some("unspecified")
+    } else if seg[0] & 0xfe00 == 0xfc00 {
+        Some("unique-local")
+    } else if seg[0] & 0xffc0 == 0xfe80 {
+        Some("link-local")
+    } else if seg[0] & 0xffc0 == 0xfec0 {
+        Some("site-local")
+    } else if v6.is_multicast() {
+        Some("multicast")
+    } else if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1 {
+        // 64:ff9b:1::/48 (RFC 8215) is for NAT64 inside one network only.
+        Some("local-use NAT64")
+    } else {
+        None
+    }
+}
+
+fn blocked_v4(v4: Ipv4Addr) -> Option<&'static str> {
+    let o = v4.octets();
+    if v4.is_loopback() {
+        Some("loopback")
+    } else if v4.is_unspecified() || o[0] == 0 {
+        Some("unspecified")
+    } else if v4.is_private() {
+        Some("private")
+    } else if v4.is_link_local() {
+        Some("link-local")
+    } else if o[0] == 100 && (o[1] & 0xc0) == 64 {
+        Some("shared (CGNAT)")
+    } else if v4.is_broadcast() || v4.is_multicast() {
+        Some("broadcast/multicast")
+    } else {
+        None
+    }
+}
+
+fn bare(host: &str) -> &str {
+    host.trim_start_matches('[').trim_end_matches(']')
+}
+
+/// Host names compare case-insensitively; IP literals compare as addresses, so
+/// `[::127.0.0.1]` in the config matches the URL's normalised `[::7f00:1]`.
+pub(super) fn same_host(a: &str, b: &str) -> bool {
+    let (a, b) = (bare(a.trim()), bare(b.trim()));
+    match (a.parse::<IpAddr>(), b.parse::<IpAddr>()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a
+            .trim_end_matches('.')
+            .eq_ignore_ascii_case(b.trim_end_matches('.')),
+    }
+}
+
+pub(super) fn host_allowed(web: &WebConfig, host: &str) -> bool {
+    web.allow_hosts.iter().any(|h| same_host(h, host))
+}
+
+/// `localhost` and `*.localhost` always mean this machine (RFC 6761), whatever DNS says.
+fn is_localhost_name(host: &str) -> bool {
+    let h = host.trim_end_matches('.').to_ascii_lowercase();
+    h == "localhost" || h.ends_with(".localhost")
+}
+
+fn refused(host: &str, ip: IpAddr, why: &str) -> String {
+    format!(
+        "refused: {host} resolves to {ip} ({why} address); web_fetch only reaches public hosts. \
+         To allow this host, add it to `allow_hosts` under [web] in config.toml"
+    )
+}
+
+/// What can be checked about a URL without the network: the scheme, that it has a host, and
+/// — for IP literals and `localhost` names — whether the address may be reached. Run before
+/// the author is asked about the request, so nobody approves a fetch that is refused anyway.
+pub(super) fn precheck_url(web: &WebConfig, url: &reqwest::Url) -> Result<String, String> {
+    match url.scheme() {
+        "http" | "https" => {}
+        other => {
+            return Err(format!(
+                "web_fetch only fetches http and https URLs, not {other}:"
+            ))
+        }
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("{url} has no host"))?
+        .to_string();
+    let name = bare(&host).to_ascii_lowercase();
+    if host_allowed(web, &host) {
+        return Ok(name);
+    }
+    if let Ok(ip) = name.parse::<IpAddr>() {
+        if let Some(why) = blocked_reason(ip) {
+            return Err(refused(&host, ip, &why));
+        }
+    } else if is_localhost_name(&name) {
+        return Err(format!(
+            "refused: {host} resolves to this machine (a loopback name); web_fetch only reaches public hosts. \
+             To allow this host, add it to `allow_hosts` under [web] in config.toml"
+        ));
+    }
+    Ok(name)
+}
+
+/// Resolve and check one URL's host. Returns the addresses to pin the connection to (empty
+/// for allowed hosts and IP literals, which need no pinning).
+pub(super) async fn check_url(
+    web: &WebConfig,
+    url: &reqwest::Url,
+) -> Result<Vec<SocketAddr>, String> {
+    let name = precheck_url(web, url)?;
+    let host = url.host_str().unwrap_or_default().to_string();
+    if host_allowed(web, &host) {
+        return Ok(Vec::new());
+    }
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addrs: Vec<SocketAddr> = if let Ok(ip) = name.parse::<IpAddr>() {
+        vec![SocketAddr::new(ip, port)]
+    } else {
+        tokio::net::lookup_host((name.as_str(), port))
+            .await
+            .map_err(|e| format!("cannot resolve {host}: {e}"))?
+            .collect()
+    };
+    if addrs.is_empty() {
+        return Err(format!("{host} resolves to no address"));
+    }
+    for a in &addrs {
+        if let Some(why) = blocked_reason(a.ip()) {
+            return Err(refused(&host, a.ip(), &why));
+        }
+    }
+    if name.parse::<IpAddr>().is_ok() {
+        return Ok(Vec::new());
+    }
+    Ok(addrs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocked(ip: &str) -> Option<String> {
+        blocked_reason(ip.parse().expect(ip))
+    }
+
+    #[test]
+    fn blocks_local_addresses() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "::",
+            "fc00::1",
+            "fd12::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(blocked(ip).is_some(), "{ip}");
+        }
+        for ip in ["93.184.216.34", "2606:4700::1111", "8.8.8.8"] {
+            assert!(blocked(ip).is_none(), "{ip}");
+        }
+    }
+
+    #[test]
+    fn every_embedded_ipv4_form_is_normalised_and_checked() {
+        for (ip, form) in [
+            ("::ffff:127.0.0.1", "IPv4-mapped"),
+            ("::127.0.0.1", "IPv4-compatible"),
+            ("::ffff:0:127.0.0.1", "IPv4-translated"),
+            ("::ffff:0:7f00:1", "IPv4-translated"),
+            ("64:ff9b::7f00:1", "NAT64"),
+            ("64:ff9b::10.0.0.1", "NAT64"),
+            ("64:ff9b::a9fe:a9fe", "NAT64"),
+            ("2002:7f00:1::", "6to4"),
+            ("2002:c0a8:101::1", "6to4"),
+            ("2001:0:7f00:1::", "Teredo server"),
+            // Teredo client 127.0.0.1, stored inverted: !0x7f000001 = 0x80fffffe.
+            ("2001:0:5db8:1::80ff:fffe", "Teredo client"),
+        ] {
+            let why = blocked(ip).unwrap_or_else(|| panic!("{ip} was not refused"));
+            assert!(why.contains(form), "{ip}: {why}");
+        }
+        let why = blocked("::127.0.0.1").unwrap_or_default();
+        assert!(why.starts_with("loopback"), "{why}");
+        assert!(blocked("64:ff9b:1::1").is_some(), "local-use NAT64");
+        // The same forms carrying a public IPv4 address stay reachable.
+        for ip in [
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+            "::ffff:8.8.8.8",
+            "2001:0:5db8:1::f7f7:f7f7",
+        ] {
+            assert!(blocked(ip).is_none(), "{ip}: {:?}", blocked(ip));
+        }
+        assert_eq!(
+            embedded_ipv4("2001:0:5db8:1::80ff:fffe".parse().unwrap()),
+            vec![
+                ("Teredo server", Ipv4Addr::new(93, 184, 0, 1)),
+                ("Teredo client", Ipv4Addr::new(127, 0, 0, 1)),
+            ]
+        );
+    }
+
+    #[test]
+    fn precheck_refuses_literals_and_localhost_names_without_the_network() {
+        let web = WebConfig::default();
+        for url in [
+            "http://[::127.0.0.1]/",
+            "http://[64:ff9b::7f00:1]/",
+            "http://[2002:7f00:1::]/",
+            "http://localhost:8080/",
+            "http://a.localhost/",
+        ] {
+            let u = reqwest::Url::parse(url).unwrap();
+            let e = precheck_url(&web, &u).unwrap_err();
+            assert!(e.starts_with("refused"), "{url}: {e}");
+        }
+        let u = reqwest::Url::parse("https://Example.com/x?q=1").unwrap();
+        assert_eq!(precheck_url(&web, &u).unwrap(), "example.com");
+        let allowed = WebConfig {
+            allow_hosts: vec!["[::127.0.0.1]".into()],
+            ..WebConfig::default()
+        };
+        let u = reqwest::Url::parse("http://[::127.0.0.1]:9/").unwrap();
+        assert_eq!(precheck_url(&allowed, &u).unwrap(), "::7f00:1");
+    }
+}
