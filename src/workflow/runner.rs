@@ -232,23 +232,24 @@ fn execute(
     };
     let context = sandbox::context(&rt)?;
     let file = code.file();
-    let shared = host.borrow().shared.clone();
-    let wall = &shared.wall;
     // Why the run stopped, if it was stopped (an error from JavaScript then is only the
     // interrupt's "interrupted"), in the order the limits are reported.
-    let why = || -> Option<String> {
-        if wall.is_over() {
-            Some(wall.message())
-        } else if stop.is_cancelled() {
-            Some(CANCELLED.to_string())
-        } else {
-            meter.check()
-        }
+    let why: Rc<dyn Fn() -> Option<String>> = {
+        let (shared, stop, meter) = (host.borrow().shared.clone(), stop.clone(), meter.clone());
+        Rc::new(move || {
+            if shared.wall.is_over() {
+                Some(shared.wall.message())
+            } else if stop.is_cancelled() {
+                Some(CANCELLED.to_string())
+            } else {
+                meter.check()
+            }
+        })
     };
     let stopped = |e: String| why().unwrap_or(e);
     context.with(|ctx| -> Result<Value, String> {
-        let (wf, settle, to_json) = prelude(&ctx, host.clone(), meter.clone(), args, info)
-            .map_err(|e| {
+        let (wf, settle, to_json) =
+            prelude(&ctx, host.clone(), meter.clone(), why.clone(), args, info).map_err(|e| {
                 format!(
                     "internal: the wf API failed to load: {}",
                     js::describe(&ctx, e, "prelude.js")
@@ -345,15 +346,22 @@ fn prelude<'js>(
     ctx: &Ctx<'js>,
     host: Rc<RefCell<Host>>,
     meter: Rc<Meter>,
+    why: Rc<dyn Fn() -> Option<String>>,
     args: &Value,
     info: &Value,
 ) -> rquickjs::Result<(Object<'js>, Function<'js>, Function<'js>)> {
     let call = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>, op: String, args: String| -> rquickjs::Result<String> {
-            let r = meter
-                .host_call(|| host.borrow_mut().call(&op, &args))
-                .and_then(|r| r);
+            // A stopped run makes no more host calls. QuickJS polls the interrupt only every
+            // few thousand operations, which with a slow call in the loop (each wf.log writes
+            // the job file) could be seconds; refused calls are fast, so the poll comes soon.
+            let r = match why() {
+                Some(stopped) => Err(stopped),
+                None => meter
+                    .host_call(|| host.borrow_mut().call(&op, &args))
+                    .and_then(|r| r),
+            };
             r.map_err(|msg| Exception::throw_message(&ctx, &msg))
         },
     )?;

@@ -167,7 +167,12 @@ fn execute(
             } else {
                 "read-only"
             };
-            format!("the script ran longer than the {} s limit for {kind} scripts and was stopped ({what})", opts.time_limit.as_secs())
+            let limit = if opts.time_limit.subsec_millis() == 0 {
+                format!("{} s", opts.time_limit.as_secs())
+            } else {
+                format!("{} ms", opts.time_limit.as_millis())
+            };
+            format!("the script ran longer than the {limit} limit for {kind} scripts and was stopped ({what})")
         } else {
             what
         }
