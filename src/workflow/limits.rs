@@ -44,7 +44,7 @@ impl Default for Limits {
 
 fn secs(d: Duration) -> String {
     let s = d.as_secs();
-    if s >= 60 && s % 60 == 0 {
+    if s >= 60 && s.is_multiple_of(60) {
         format!("{} min", s / 60)
     } else if d.subsec_millis() == 0 {
         format!("{s} s")
