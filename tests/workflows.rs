@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use nbook::agent::host::{Host, ProviderSource};
 use nbook::agent::{Provider, ReplayProvider};
-use nbook::config::{Config, Dirs, ModelConfig, Preset};
+use nbook::config::{Config, Dirs, ModelConfig, Preset, WorkflowConfig};
 use nbook::engine::inputs::{Answer, InputSource};
 use nbook::engine::jobs::{JobKind, JobRecord, JobStatus, JobStore};
 use nbook::engine::{
@@ -28,6 +28,10 @@ struct Fx {
 }
 
 fn fx(preset: Preset) -> Fx {
+    fx_with(preset, WorkflowConfig::default())
+}
+
+fn fx_with(preset: Preset, workflows: WorkflowConfig) -> Fx {
     let tmp = tempfile::tempdir().expect("tmp");
     let root = tmp.path().join("book");
     nbook::workspace::init::init(&root, Some("Book")).expect("init");
@@ -38,6 +42,7 @@ fn fx(preset: Preset) -> Fx {
     };
     let mut config = Config::default();
     config.approval.preset = preset;
+    config.workflows = workflows;
     config.models.insert(
         "small".into(),
         ModelConfig {
@@ -729,6 +734,118 @@ async fn a_running_workflow_is_interrupted_when_the_jobs_are_reopened() {
     assert_eq!(rec.snapshot.reference["workflowKey"], "inline");
     fx.engine.jobs().cancel(&id, None).expect("cancel");
     finished(&fx.engine, &id, Duration::from_secs(5)).await;
+}
+
+/// Start `script` in the background; once it has ended, its record and how long it ran.
+async fn run_to_end(fx: &Fx, script: &str, within: Duration) -> (JobRecord, Duration) {
+    let t0 = Instant::now();
+    let out = run(fx, json!({"script": script})).await;
+    let id = out["jobId"].as_str().expect("jobId").to_string();
+    let rec = finished(&fx.engine, &id, within).await;
+    (rec, t0.elapsed())
+}
+
+/// Another connection can write to the project database.
+fn database_is_free(root: &Path) {
+    let c = nbook::store::open(&root.join(".nbook/project.sqlite")).expect("db");
+    c.busy_timeout(Duration::from_millis(50)).expect("timeout");
+    c.execute_batch(
+        "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS probe(x); INSERT INTO probe VALUES (1); COMMIT;",
+    )
+    .expect("the database is not locked");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn script_time_without_yielding_is_limited_also_in_promise_jobs() {
+    let fx = fx_with(
+        Preset::Supervised,
+        WorkflowConfig {
+            script_slice_ms: 300,
+            ..WorkflowConfig::default()
+        },
+    );
+    for script in [
+        "while (true) {}",
+        "for (;;) { try { while (true) {} } catch (e) {} }",
+        "function l(){queueMicrotask(l);queueMicrotask(l)} l(); await new Promise(()=>{})",
+        "function l(){ return Promise.resolve().then(l) } l(); await new Promise(()=>{})",
+        "while (true) { await Promise.resolve(); }",
+    ] {
+        let (rec, took) = run_to_end(&fx, script, Duration::from_secs(5)).await;
+        assert_eq!(rec.snapshot.status, JobStatus::Failed, "{script}");
+        let e = rec.snapshot.error.clone().unwrap_or_default();
+        assert!(
+            e.contains("300 ms") && e.contains("script_slice_ms") && e.contains("stopped"),
+            "{script}: {e}"
+        );
+        assert!(took < Duration::from_millis(1500), "{script}: {took:?}");
+        let file = job_file(&fx.root, &rec.snapshot.job_id);
+        assert_eq!(file["snapshot"]["status"], "failed");
+    }
+    database_is_free(&fx.root);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wall_clock_and_the_host_call_budget_end_a_run() {
+    let fx = fx_with(
+        Preset::Supervised,
+        WorkflowConfig {
+            time_limit_secs: 1,
+            max_host_calls: 1_000_000,
+            ..WorkflowConfig::default()
+        },
+    );
+    // Host calls do not count as script time, so only the wall clock ends this one.
+    let (rec, took) = run_to_end(
+        &fx,
+        "for (;;) { try { wf.progress({phase: 'spin', done: 1, total: 2}); wf.log(1); } catch (e) {} }",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert_eq!(rec.snapshot.status, JobStatus::Failed);
+    let e = rec.snapshot.error.clone().unwrap_or_default();
+    assert!(
+        e.contains("1 s limit") && e.contains("time_limit_secs"),
+        "{e}"
+    );
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_millis(2500),
+        "{took:?}"
+    );
+
+    let fx = fx_with(
+        Preset::Supervised,
+        WorkflowConfig {
+            max_host_calls: 50,
+            ..WorkflowConfig::default()
+        },
+    );
+    // Catching the refusal does not help: the run is over once the budget is spent.
+    let (rec, took) = run_to_end(
+        &fx,
+        "let n = 0; for (;;) { try { wf.log('x', n++); } catch (e) {} }",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert_eq!(rec.snapshot.status, JobStatus::Failed);
+    let e = rec.snapshot.error.clone().unwrap_or_default();
+    assert!(
+        e.contains("more than 50 calls") && e.contains("max_host_calls"),
+        "{e}"
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    let detail = &job_file(&fx.root, &rec.snapshot.job_id)["detail"];
+    assert_eq!(detail["log"].as_array().map(Vec::len), Some(50));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workflow_promise_that_can_never_settle_fails_at_once() {
+    let fx = fx(Preset::Supervised);
+    let (rec, took) = run_to_end(&fx, "await new Promise(() => {});", Duration::from_secs(5)).await;
+    assert_eq!(rec.snapshot.status, JobStatus::Failed);
+    let e = rec.snapshot.error.clone().unwrap_or_default();
+    assert!(e.contains("the workflow's promise never settled"), "{e}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
 }
 
 // ---------------------------------------------------------------------------------------------

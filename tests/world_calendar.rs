@@ -206,3 +206,59 @@ fn the_template_calendar_is_gregorian() {
     assert_eq!(c.kind(), "gregorian");
     assert_eq!(c.format(0).unwrap(), "1-01-01 00:00");
 }
+
+#[test]
+fn a_looping_custom_calendar_fails_fast_naming_its_file_and_stays_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let we = dir.path().join("world-engine");
+    std::fs::create_dir_all(&we).unwrap();
+    std::fs::write(
+        we.join("calendar.toml"),
+        "kind = \"custom\"\nscript = \"loop.js\"\n",
+    )
+    .unwrap();
+    // Fine for the years after the founding; before it, format loops (once by plain bytecode,
+    // once by flooding the job queue).
+    std::fs::write(
+        we.join("loop.js"),
+        r#"function flood() { queueMicrotask(flood); queueMicrotask(flood); }
+export function format(t) {
+  if (t < -100n) for (;;) {}
+  if (t < 0n) flood();
+  return `Day ${t / 86400n}`;
+}
+export function parse(text) { return BigInt(/^Day (-?\d+)$/.exec(text)[1]) * 86400n; }
+"#,
+    )
+    .unwrap();
+    for bad in [-1_000i64, -1] {
+        let c = Calendar::load(dir.path()).unwrap();
+        assert_eq!(c.format(86_400 * 3).unwrap(), "Day 3");
+        let t0 = std::time::Instant::now();
+        let e = c.format(bad).unwrap_err();
+        assert!(
+            e.contains("world-engine/loop.js") && e.contains(&format!("format({bad})")),
+            "{e}"
+        );
+        assert!(e.contains("ran longer than") && e.contains("off"), "{e}");
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            t0.elapsed()
+        );
+        // A timeline drawing a hundred dates does not wait a hundred times.
+        let t1 = std::time::Instant::now();
+        for t in 0..100 {
+            assert_eq!(
+                c.format_lossy(t * 86_400),
+                format!("instant {}", t * 86_400)
+            );
+        }
+        assert_eq!(c.parse("Day 2").unwrap_err(), e);
+        assert!(
+            t1.elapsed() < std::time::Duration::from_millis(200),
+            "{:?}",
+            t1.elapsed()
+        );
+    }
+}

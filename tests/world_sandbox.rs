@@ -323,3 +323,158 @@ fn the_example_in_the_project_template_runs() {
         (json!(70), json!("port"))
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The deadline bounds everything a script causes (issue 11 item 2). These run the sandbox layer
+// the tool runs, on the fixture's real database, with a short limit so they take well under a
+// second each; the failing run is given back the way the tool does (rolled back).
+
+use nbook::world::sandbox::{self, Access, Options};
+
+const LIMIT: Duration = Duration::from_millis(300);
+/// How far past the limit a stopped script may end.
+const MARGIN: Duration = Duration::from_millis(700);
+
+/// Run `code` with `access`, LIMIT and `memory`; its data or error, and how long it took.
+fn limited(
+    f: &world_support::Fx,
+    code: &str,
+    access: Access,
+    memory: usize,
+) -> (Result<serde_json::Value, String>, Duration) {
+    let world = nbook::world::pool::world(&f.root).unwrap();
+    let conn = f.conn();
+    conn.execute_batch("BEGIN DEFERRED").unwrap();
+    let mut opts = Options::for_access(access);
+    opts.time_limit = LIMIT;
+    opts.memory_limit = memory;
+    let t = Instant::now();
+    let (conn, r) = sandbox::run(conn, &world, code, &opts, Err("no embeddings".into()));
+    let took = t.elapsed();
+    nbook::world::pool::give(&f.db(), conn);
+    (r.map(|o| o.data), took)
+}
+
+/// `code` is stopped by the time limit, within the margin.
+fn stops_in_time(f: &world_support::Fx, code: &str, access: Access) -> String {
+    let (r, took) = limited(f, code, access, 64 << 20);
+    let e = r.expect_err(code);
+    assert!(
+        e.contains("300 ms limit") && e.contains("stopped"),
+        "{code}: {e}"
+    );
+    assert!(took < LIMIT + MARGIN, "{code}: took {took:?}");
+    e
+}
+
+/// Another connection can write (and the failed script wrote nothing).
+fn database_is_free(f: &world_support::Fx) {
+    let c = f.conn();
+    c.busy_timeout(Duration::from_millis(50)).unwrap();
+    c.execute_batch(
+        "BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS probe(x); INSERT INTO probe VALUES (1); COMMIT;",
+    )
+    .expect("the database is not locked");
+}
+
+#[test]
+fn a_microtask_flood_is_stopped_at_the_deadline() {
+    let f = fixture();
+    f.run(SEED);
+    let before = f.counts();
+    // The script from the report, and the same with one job at a time.
+    stops_in_time(
+        &f,
+        "function l(){queueMicrotask(l);queueMicrotask(l)} l(); await new Promise(()=>{})",
+        Access::Read,
+    );
+    stops_in_time(
+        &f,
+        "function l(){queueMicrotask(l)} l(); await new Promise(()=>{})",
+        Access::Read,
+    );
+    // A writer that wrote a slice before flooding holds the write lock while it runs: the
+    // deadline ends it, the write is rolled back and the database is free again.
+    stops_in_time(
+        &f,
+        r#"await world.slice.write({time: world.time.parse("2020-04-20"), title: "x", patches: [{subjectId: "c-ada", path: "/gold", op: "replace", value: 1}]});
+        function l(){queueMicrotask(l);queueMicrotask(l)} l(); await new Promise(()=>{})"#,
+        Access::Write,
+    );
+    database_is_free(&f);
+    assert_eq!(f.counts(), before);
+}
+
+#[test]
+fn promise_chains_and_async_loops_are_stopped_at_the_deadline() {
+    let f = fixture();
+    f.run(SEED);
+    for code in [
+        "function l(){ return Promise.resolve().then(l) } l(); await new Promise(()=>{})",
+        "function l(){ Promise.resolve().then(l); Promise.resolve().then(l) } l(); await new Promise(()=>{})",
+        "while (true) { await Promise.resolve(); }",
+        "for (;;) { try { await null; } catch (e) {} }",
+        "async function spin(){ for (;;) await null } spin(); spin(); await new Promise(()=>{})",
+        // Rejections caught and rethrown forever.
+        "let p = Promise.reject(1); for (;;) { p = p.catch(() => { throw 2; }); await p.catch(() => 0); }",
+        // A thenable that resolves to another thenable, forever.
+        "const t = () => ({ then(r) { r(t()); } }); await t();",
+    ] {
+        stops_in_time(&f, code, Access::Read);
+    }
+    database_is_free(&f);
+}
+
+#[test]
+fn a_promise_that_can_never_settle_is_reported_at_once() {
+    let f = fixture();
+    for code in [
+        "await new Promise(() => {});",
+        "await Promise.all([world.subject.list(), new Promise(() => {})]);",
+        "let resolve; const p = new Promise((r) => { resolve = r; }); await p;",
+    ] {
+        let (r, took) = limited(&f, code, Access::Read, 64 << 20);
+        let e = r.expect_err(code);
+        assert!(
+            e.contains("the script's promise never settled"),
+            "{code}: {e}"
+        );
+        assert!(took < LIMIT, "{code}: {took:?}");
+    }
+}
+
+#[test]
+fn a_host_call_flood_is_stopped_at_the_deadline() {
+    let f = fixture();
+    f.run(SEED);
+    for code in [
+        // Synchronous calls in a loop that swallows every error.
+        "for (;;) { try { world.time.now(); world.time.parse('2020-04-12'); } catch (e) {} }",
+        // Awaited calls: each iteration goes through the job queue.
+        "for (;;) { try { await world.subject.list(); await world.subject.get('c-ada', {deref: true}); } catch (e) {} }",
+        // Calls made from microtasks.
+        "function l(){ try { world.time.now(); } catch (e) {} queueMicrotask(l); queueMicrotask(l) } l(); await new Promise(()=>{})",
+    ] {
+        stops_in_time(&f, code, Access::Read);
+    }
+    database_is_free(&f);
+}
+
+#[test]
+fn a_growing_job_queue_hits_the_memory_cap_not_the_machine() {
+    let f = fixture();
+    // Each job queues two with a payload: the queue doubles until the 8 MiB heap is full; the
+    // script then ends at the deadline (jobs that cannot allocate fail), never above the cap.
+    let (r, took) = limited(
+        &f,
+        "const keep = []; function l(){ keep.push('x'.repeat(1000)); queueMicrotask(l); queueMicrotask(l) } l(); await new Promise(()=>{})",
+        Access::Read,
+        8 << 20,
+    );
+    let e = r.unwrap_err();
+    assert!(e.contains("stopped") || e.contains("memory"), "{e}");
+    assert!(took < LIMIT + MARGIN, "{took:?}");
+    // The engine keeps working afterwards.
+    let (r, _) = limited(&f, "return 1 + 1;", Access::Read, 8 << 20);
+    assert_eq!(r.unwrap(), json!(2));
+}

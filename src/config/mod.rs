@@ -266,6 +266,31 @@ pub struct Config {
     pub web: WebConfig,
     #[serde(default)]
     pub sql: SqlConfig,
+    #[serde(default)]
+    pub workflows: WorkflowConfig,
+}
+
+/// `[workflows]`: the limits of one workflow run (see `crate::workflow`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkflowConfig {
+    /// Wall clock of a whole run, not counting time spent waiting for the author's answer.
+    pub time_limit_secs: u64,
+    /// JavaScript time a run may spend without yielding (waiting for an agent), not counting
+    /// host calls.
+    pub script_slice_ms: u64,
+    /// Calls into `wf` (log, read, invoke, ask, …) one run may make.
+    pub max_host_calls: u64,
+}
+
+impl Default for WorkflowConfig {
+    fn default() -> Self {
+        WorkflowConfig {
+            time_limit_secs: 3600,
+            script_slice_ms: 5000,
+            max_host_calls: 20_000,
+        }
+    }
 }
 
 /// `[sql]`: limits of `execute_sql`.

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::AskSpec;
+use super::limits::Wall;
 use crate::engine::agents::{InvokeMode, InvokeOutcome, InvokeRequest};
 use crate::engine::inputs::{InputError, InputSource};
 use crate::engine::jobs::JobProgress;
@@ -36,15 +37,24 @@ pub const LOG_LIMIT: usize = 500;
 pub type Completion = (u64, Result<Value, String>);
 
 /// What the script's thread shares with the invocation threads and the cancel watcher.
-#[derive(Default)]
 pub struct Shared {
     /// Ticket → session of each invocation in flight.
     pub inflight: Mutex<BTreeMap<u64, String>>,
     /// The id of the question the script is waiting on, if any.
     pub current_ask: Mutex<Option<String>>,
+    /// The run's wall clock (the watcher stops the run when it passes).
+    pub wall: Wall,
 }
 
 impl Shared {
+    pub fn new(wall: Wall) -> Shared {
+        Shared {
+            inflight: Mutex::default(),
+            current_ask: Mutex::default(),
+            wall,
+        }
+    }
+
     pub fn inflight_sessions(&self) -> Vec<(u64, String)> {
         self.inflight
             .lock()
@@ -393,6 +403,8 @@ impl Host {
         self.write_detail();
         self.shared.set_ask(Some(id.clone()));
         let title = format!("{}: {}", self.rc.workflow_title, spec.title);
+        // Waiting for the author does not count against the run's wall clock.
+        self.shared.wall.pause();
         let answer = if self.rc.stop.is_cancelled() {
             Err(InputError::Withdrawn)
         } else {
@@ -404,6 +416,7 @@ impl Host {
                 vec![spec.question()],
             )
         };
+        self.shared.wall.resume();
         self.shared.set_ask(None);
         let _ = jobs.set_waiting(&self.rc.job_id, false);
         let result = match answer {

@@ -8,8 +8,12 @@
 //!
 //! **Sandbox.** The same QuickJS as `execute_world` ([`crate::world::js`]): a 64 MiB heap, no
 //! file, network or process access except through `wf`, and an interrupt handler that stops
-//! running bytecode as soon as the job is cancelled. There is no time limit (agent invocations
-//! take minutes). `Date.now()`, `new Date()`, `Date()` and `Math.random()` throw: the same
+//! running bytecode as soon as the job is cancelled or a limit trips. The limits
+//! ([`limits`], config `[workflows]`): a wall clock for the whole run (default 60 min, not
+//! counting time waiting for the author), at most `script_slice_ms` (default 5 s) of
+//! JavaScript — bytecode and promise jobs — without yielding to wait for an agent, and at most
+//! `max_host_calls` (default 20 000) calls into `wf`. A run that hits one fails with a message
+//! naming the key. `Date.now()`, `new Date()`, `Date()` and `Math.random()` throw: the same
 //! arguments must give the same run.
 //!
 //! **Concurrency.** QuickJS is single-threaded, so the script runs on one thread (the run's own,
@@ -37,6 +41,7 @@
 mod ask;
 pub mod catalogue;
 pub mod host;
+pub mod limits;
 pub mod runner;
 pub mod sandbox;
 

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rquickjs::function::This;
-use rquickjs::promise::PromiseState;
 use rquickjs::{Array, Ctx, Exception, Function, Object, Value as JsValue};
 use serde::Serialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::host::{Completion, Host, RunCtx, Shared};
+use super::limits::{Limits, Meter, Wall};
 use super::sandbox;
 use crate::world::js;
 
@@ -28,6 +28,8 @@ pub const RESULT_LIMIT: usize = 1 << 20;
 /// How long a finished run waits for the invocations it left behind to stop.
 const STRAY_WAIT: Duration = Duration::from_secs(30);
 const CANCELLED: &str = "the workflow run was cancelled";
+/// The run's promise is pending, no job is left and no invocation is running.
+pub const NEVER_SETTLED: &str = "the workflow's promise never settled: it awaits something nothing resolves (only wf.agents.invoke settles later; check for a promise whose resolve is never called)";
 
 /// What runs: a workflow file (its definition object's `run`) or an inline script (the body
 /// of `async (wf, args) => { … }`).
@@ -83,7 +85,8 @@ pub struct RunReport {
 /// Run a workflow to its end on this thread (which should have a roomy stack: the runner
 /// spawns one of 16 MiB). Never panics on the script's account.
 pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
-    let shared = Arc::new(Shared::default());
+    let limits = Limits::from_config(&rc.engine.config().workflows);
+    let shared = Arc::new(Shared::new(Wall::new(limits.wall)));
     let (tx, rx) = mpsc::channel::<Completion>();
     let done = CancellationToken::new();
     let watcher = {
@@ -105,7 +108,7 @@ pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
         "runId": rc.run_id,
         "workflowKey": rc.workflow_key,
     });
-    let outcome = execute(&host, &rx, &rc.stop, code, args, &info);
+    let outcome = execute(&host, &rx, &rc.stop, &limits, code, args, &info);
 
     // Invocations the script left running (it returned or failed without awaiting them).
     if host.borrow().outstanding() > 0 {
@@ -175,19 +178,23 @@ pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
     }
 }
 
-/// Waits for the run to be stopped; then, until it has ended, keeps withdrawing the question
-/// it waits on and cancelling every session it has in flight (repeating, so an invocation
-/// or question that was just being started is caught too).
+/// Waits for the run to be stopped (or stops it when its wall clock passes); then, until it
+/// has ended, keeps withdrawing the question it waits on and cancelling every session it has
+/// in flight (repeating, so an invocation or question that was just being started is caught
+/// too).
 fn watch(
     engine: &crate::engine::Engine,
     stop: &CancellationToken,
     done: &CancellationToken,
     shared: &Shared,
 ) {
-    futures::executor::block_on(futures::future::select(
-        Box::pin(stop.cancelled()),
-        Box::pin(done.cancelled()),
-    ));
+    while !stop.is_cancelled() && !done.is_cancelled() {
+        if shared.wall.check() {
+            stop.cancel();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
     let host = engine.host();
     let mut last: std::collections::HashMap<u64, Instant> = Default::default();
     while !done.is_cancelled() {
@@ -213,33 +220,49 @@ fn execute(
     host: &Rc<RefCell<Host>>,
     rx: &mpsc::Receiver<Completion>,
     stop: &CancellationToken,
+    limits: &Limits,
     code: &Code,
     args: &Value,
     info: &Value,
 ) -> Result<Value, String> {
-    let rt = sandbox::runtime(None, Some(stop.clone()))?;
+    let meter = Rc::new(Meter::new(limits));
+    let rt = {
+        let (stop, meter) = (stop.clone(), meter.clone());
+        sandbox::runtime(move || stop.is_cancelled() || meter.check().is_some())?
+    };
     let context = sandbox::context(&rt)?;
     let file = code.file();
-    let stopped = |e: String| {
-        if stop.is_cancelled() {
-            CANCELLED.to_string()
-        } else {
-            e
-        }
+    // Why the run stopped, if it was stopped (an error from JavaScript then is only the
+    // interrupt's "interrupted"), in the order the limits are reported.
+    let why: Rc<dyn Fn() -> Option<String>> = {
+        let (shared, stop, meter) = (host.borrow().shared.clone(), stop.clone(), meter.clone());
+        Rc::new(move || {
+            if shared.wall.is_over() {
+                Some(shared.wall.message())
+            } else if stop.is_cancelled() {
+                Some(CANCELLED.to_string())
+            } else {
+                meter.check()
+            }
+        })
     };
+    let stopped = |e: String| why().unwrap_or(e);
     context.with(|ctx| -> Result<Value, String> {
-        let (wf, settle, to_json) = prelude(&ctx, host.clone(), args, info).map_err(|e| {
-            format!(
-                "internal: the wf API failed to load: {}",
-                js::describe(&ctx, e, "prelude.js")
-            )
-        })?;
+        let (wf, settle, to_json) =
+            prelude(&ctx, host.clone(), meter.clone(), why.clone(), args, info).map_err(|e| {
+                format!(
+                    "internal: the wf API failed to load: {}",
+                    js::describe(&ctx, e, "prelude.js")
+                )
+            })?;
         let args_js: JsValue = wf
             .get("args")
             .map_err(|e| format!("internal: {}", js::describe(&ctx, e, "prelude.js")))?;
+        let mut check = || why().map_or(Ok(()), Err);
         let started: JsValue = match code {
             Code::Definition { code, file } => {
-                let def = sandbox::eval_definition(&ctx, code, file).map_err(stopped)?;
+                let def =
+                    sandbox::eval_definition(&ctx, code, file, &mut check).map_err(stopped)?;
                 let run: Function = def
                     .get("run")
                     .map_err(|_| "the workflow object has no run function".to_string())?;
@@ -248,8 +271,7 @@ fn execute(
             }
             Code::Inline(body) => {
                 // Wrapped on the same first line, so line numbers are the script's own.
-                let wrapped =
-                    format!("(async function (wf, args) {{ \"use strict\"; {body}\n}})");
+                let wrapped = format!("(async function (wf, args) {{ \"use strict\"; {body}\n}})");
                 let f: Function = ctx
                     .eval_with_options(wrapped, sandbox::options(INLINE_FILE))
                     .map_err(|e| stopped(js::describe(&ctx, e, INLINE_FILE)))?;
@@ -260,54 +282,36 @@ fn execute(
         let Some(promise) = started.clone().into_promise() else {
             return to_value(&ctx, &to_json, started, file);
         };
-        loop {
-            if stop.is_cancelled() {
-                return Err(CANCELLED.into());
+        // No job left: wait for an invocation to report back, which settles its promise.
+        let mut idle = || -> Result<bool, String> {
+            if host.borrow().outstanding() == 0 {
+                return Ok(false);
             }
-            match promise.state() {
-                PromiseState::Pending => {
-                    if ctx.execute_pending_job() {
-                        continue;
-                    }
-                    if ctx.has_exception() {
-                        return Err(stopped(js::describe_value(ctx.catch(), file)));
-                    }
-                    if host.borrow().outstanding() == 0 {
-                        return Err("the workflow awaits a promise that never settles (only wf.agents.invoke settles later; check for a missing resolve)".into());
-                    }
-                    match rx.recv_timeout(Duration::from_millis(100)) {
-                        Ok((ticket, out)) => {
-                            host.borrow_mut().completed();
-                            let (ok, text) = match out {
-                                Ok(v) => (true, v.to_string()),
-                                Err(e) => (false, e),
-                            };
-                            settle
-                                .call::<_, ()>((ticket as f64, ok, text))
-                                .map_err(|e| stopped(js::describe(&ctx, e, file)))?;
-                        }
-                        Err(RecvTimeoutError::Timeout) => {}
-                        Err(RecvTimeoutError::Disconnected) => {
-                            return Err("internal: the invocation channel closed".into())
-                        }
-                    }
-                }
-                PromiseState::Rejected => {
-                    let reason: JsValue = match promise.result::<JsValue>() {
-                        Some(Err(_)) => ctx.catch(),
-                        Some(Ok(v)) => v,
-                        None => JsValue::new_undefined(ctx.clone()),
+            let got = rx.recv_timeout(Duration::from_millis(100));
+            meter.yielded();
+            match got {
+                Ok((ticket, out)) => {
+                    host.borrow_mut().completed();
+                    let (ok, text) = match out {
+                        Ok(v) => (true, v.to_string()),
+                        Err(e) => (false, e),
                     };
-                    return Err(stopped(js::describe_value(reason, file)));
+                    settle
+                        .call::<_, ()>((ticket as f64, ok, text))
+                        .map_err(|e| stopped(js::describe(&ctx, e, file)))?;
+                    Ok(true)
                 }
-                PromiseState::Resolved => {
-                    let v: JsValue = promise
-                        .result::<JsValue>()
-                        .ok_or("internal: no result")?
-                        .map_err(|e| js::describe(&ctx, e, file))?;
-                    return to_value(&ctx, &to_json, v, file);
+                // The job loop checks the limits before it looks again.
+                Err(RecvTimeoutError::Timeout) => Ok(true),
+                Err(RecvTimeoutError::Disconnected) => {
+                    Err("internal: the invocation channel closed".into())
                 }
             }
+        };
+        let settled = js::settle(&ctx, &promise, &mut check, &mut idle, NEVER_SETTLED)?;
+        match settled {
+            Ok(v) => to_value(&ctx, &to_json, v, file).map_err(stopped),
+            Err(reason) => Err(stopped(js::describe_value(reason, file))),
         }
     })
 }
@@ -341,13 +345,23 @@ fn to_value<'js>(
 fn prelude<'js>(
     ctx: &Ctx<'js>,
     host: Rc<RefCell<Host>>,
+    meter: Rc<Meter>,
+    why: Rc<dyn Fn() -> Option<String>>,
     args: &Value,
     info: &Value,
 ) -> rquickjs::Result<(Object<'js>, Function<'js>, Function<'js>)> {
     let call = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>, op: String, args: String| -> rquickjs::Result<String> {
-            let r = host.borrow_mut().call(&op, &args);
+            // A stopped run makes no more host calls. QuickJS polls the interrupt only every
+            // few thousand operations, which with a slow call in the loop (each wf.log writes
+            // the job file) could be seconds; refused calls are fast, so the poll comes soon.
+            let r = match why() {
+                Some(stopped) => Err(stopped),
+                None => meter
+                    .host_call(|| host.borrow_mut().call(&op, &args))
+                    .and_then(|r| r),
+            };
             r.map_err(|msg| Exception::throw_message(&ctx, &msg))
         },
     )?;

@@ -9,7 +9,6 @@ use rquickjs::context::{intrinsic, EvalOptions};
 use rquickjs::{Context, Ctx, Module, Object, Runtime, Value as JsValue};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::world::js;
 
@@ -19,6 +18,8 @@ const GUARDS: &str = include_str!("guards.js");
 pub const MEMORY_LIMIT: usize = 64 << 20;
 /// QuickJS stack cap; the runner's thread has a larger native stack than this.
 pub const STACK_LIMIT: usize = 1 << 20;
+/// Time for evaluating a workflow file to read its metadata.
+const READ_TIME: Duration = Duration::from_secs(1);
 
 /// The built-ins a workflow gets: no TypedArrays, no std/os modules, no host access.
 type Intrinsics = (
@@ -32,23 +33,17 @@ type Intrinsics = (
     intrinsic::Promise,
 );
 
-/// A runtime that stops running JavaScript when `deadline` passes (if any) or `cancel` is
-/// cancelled. QuickJS polls the handler while executing bytecode, so a CPU loop really stops;
-/// code blocked in a host call is stopped by the host call itself watching the same token.
-pub fn runtime(
-    deadline: Option<Duration>,
-    cancel: Option<CancellationToken>,
-) -> Result<Runtime, String> {
+/// A runtime that stops running JavaScript as soon as `stop` says so. QuickJS polls the
+/// handler while executing bytecode (also inside promise jobs), so a CPU loop really stops;
+/// the job loop checks the same conditions between jobs, and code blocked in a host call is
+/// stopped by the host call itself watching the run's token.
+pub fn runtime(stop: impl Fn() -> bool + 'static) -> Result<Runtime, String> {
     let (rt, _) = js::runtime(js::Limits {
         memory: MEMORY_LIMIT,
         stack: STACK_LIMIT,
-        time: deadline.unwrap_or(Duration::MAX),
+        time: Duration::MAX,
     })?;
-    let until = deadline.map(|d| Instant::now() + d);
-    rt.set_interrupt_handler(Some(Box::new(move || {
-        until.is_some_and(|t| Instant::now() >= t)
-            || cancel.as_ref().is_some_and(|c| c.is_cancelled())
-    })));
+    rt.set_interrupt_handler(Some(Box::new(stop)));
     Ok(rt)
 }
 
@@ -77,18 +72,22 @@ fn is_module(code: &str) -> bool {
         .any(|l| l.trim_start().starts_with("export default"))
 }
 
-/// Evaluate a workflow file to its definition object. `file` names it in error messages.
-pub fn eval_definition<'js>(ctx: &Ctx<'js>, code: &str, file: &str) -> Result<Object<'js>, String> {
+/// Evaluate a workflow file to its definition object. `file` names it in error messages;
+/// `check` may stop a module's top level between promise jobs (see [`js::settle`]).
+pub fn eval_definition<'js>(
+    ctx: &Ctx<'js>,
+    code: &str,
+    file: &str,
+    check: &mut js::Check<'_>,
+) -> Result<Object<'js>, String> {
     let value: JsValue = if is_module(code) {
         let module = Module::declare(ctx.clone(), file, code.as_bytes().to_vec())
             .map_err(|e| js::describe(ctx, e, file))?;
         let (module, done) = module.eval().map_err(|e| js::describe(ctx, e, file))?;
-        done.finish::<()>().map_err(|e| match e {
-            rquickjs::Error::WouldBlock => {
-                "the file's top level awaits something that never settles; a workflow file only defines its object".to_string()
-            }
-            e => js::describe(ctx, e, file),
-        })?;
+        let never = "the file's top level awaits something that never settles; a workflow file only defines its object";
+        if let Err(reason) = js::settle(ctx, &done, check, &mut || Ok(false), never)? {
+            return Err(js::describe_value(reason, file));
+        }
         module.get("default").map_err(|e| {
             format!(
                 "the module has no default export ({})",
@@ -241,10 +240,24 @@ pub fn read_meta<'js>(ctx: &Ctx<'js>, def: &Object<'js>, key: &str) -> Result<Me
 
 /// Evaluate a workflow file in a fresh, short-lived runtime and read its metadata.
 pub fn inspect(code: &str, key: &str, file: &str) -> Result<Meta, String> {
-    let rt = runtime(Some(Duration::from_secs(1)), None)?;
+    let until = Instant::now() + READ_TIME;
+    let rt = runtime(move || Instant::now() >= until)?;
     let ctx = context(&rt)?;
+    let slow = || {
+        format!(
+            "reading the file took longer than {} s and was stopped; its top level should only define the workflow object (look for an endless loop there)",
+            READ_TIME.as_secs()
+        )
+    };
     ctx.with(|ctx| {
-        let def = eval_definition(&ctx, code, file)?;
+        let mut check = js::until(until, slow);
+        let def = eval_definition(&ctx, code, file, &mut check).map_err(|e| {
+            if Instant::now() >= until {
+                slow()
+            } else {
+                e
+            }
+        })?;
         read_meta(&ctx, &def, key)
     })
 }
@@ -271,14 +284,23 @@ mod tests {
             "{err}"
         );
         let err = inspect("while (true) {}", "k", "k/workflow.js").unwrap_err();
-        assert!(err.contains("interrupted"), "{err}");
+        assert!(err.contains("longer than 1 s"), "{err}");
+        // A module whose top level floods the job queue is stopped just the same.
+        let t0 = Instant::now();
+        let flood = "function l() { queueMicrotask(l); queueMicrotask(l); }\nl();\nawait new Promise(() => {});\nexport default { title: 'T', run() {} };";
+        let err = inspect(flood, "k", "k/workflow.js").unwrap_err();
+        assert!(err.contains("longer than 1 s"), "{err}");
+        assert!(t0.elapsed() < Duration::from_secs(3), "{:?}", t0.elapsed());
+        let err =
+            inspect("await new Promise(() => {});\nexport default {};", "k", "f").unwrap_err();
+        assert!(err.contains("never settles"), "{err}");
         let err = inspect("42", "k", "f").unwrap_err();
         assert!(err.contains("must evaluate"), "{err}");
     }
 
     #[test]
     fn the_clock_and_randomness_throw_but_dates_from_arguments_work() {
-        let rt = runtime(None, None).unwrap();
+        let rt = runtime(|| false).unwrap();
         let ctx = context(&rt).unwrap();
         ctx.with(|ctx| {
             for src in ["Date.now()", "new Date()", "Date()", "Math.random()"] {

@@ -1,13 +1,21 @@
-//! QuickJS plumbing shared by the `execute_world` sandbox and custom calendars: a runtime with
-//! a memory cap, a stack cap and a deadline enforced by the interrupt handler (which QuickJS
-//! polls while running bytecode, so a `while (true) {}` really stops), and readable errors
-//! with line numbers.
+//! QuickJS plumbing shared by the `execute_world` sandbox, workflows and custom calendars: a
+//! runtime with a memory cap, a stack cap and a deadline enforced by the interrupt handler
+//! (which QuickJS polls while running bytecode, so a `while (true) {}` really stops), the one
+//! loop that drives a promise through the job queue ([`settle`]), and readable errors with
+//! line numbers.
+//!
+//! Why the job loop is ours: QuickJS runs promise reactions and `queueMicrotask` callbacks as
+//! jobs, one per `JS_ExecutePendingJob`, and an interrupt inside a job only ends that job (rquickjs
+//! swallows its exception and reports "a job ran"). A script that keeps queuing jobs therefore
+//! never returns to the host on its own; the deadline holds only if the host checks it between
+//! jobs, which [`settle`] does before every one.
 
 use std::cell::Cell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use rquickjs::{Ctx, Error, Object, Runtime, Value};
+use rquickjs::promise::PromiseState;
+use rquickjs::{Ctx, Error, Object, Promise, Runtime, Value};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -31,6 +39,65 @@ pub fn runtime(limits: Limits) -> Result<(Runtime, Deadline), String> {
         d.get().is_some_and(|t| Instant::now() >= t)
     })));
     Ok((rt, deadline))
+}
+
+/// Why the stop check ended a run (its message), or nothing to stop for.
+pub type Check<'a> = dyn FnMut() -> Result<(), String> + 'a;
+
+/// How a promise ended: `Ok(value)` resolved, `Err(reason)` rejected.
+pub type Settled<'js> = Result<Value<'js>, Value<'js>>;
+
+/// Run the job queue until `promise` settles. Before every job `check` may stop the run (its
+/// `Err` is returned as is): this is what bounds a script that keeps queuing microtasks or
+/// promise reactions, since no single job runs long enough for the interrupt to end the run.
+/// When the promise is pending and no job is left, `idle` is asked to wait for something from
+/// outside (`Ok(true)`: something happened, look again; `Ok(false)`: nothing can settle it,
+/// which is reported with `never` as the message).
+pub fn settle<'js>(
+    ctx: &Ctx<'js>,
+    promise: &Promise<'js>,
+    check: &mut Check<'_>,
+    idle: &mut dyn FnMut() -> Result<bool, String>,
+    never: &str,
+) -> Result<Settled<'js>, String> {
+    loop {
+        match promise.state() {
+            PromiseState::Resolved => {
+                return match promise.result::<Value>() {
+                    Some(Ok(v)) => Ok(Ok(v)),
+                    Some(Err(_)) => Ok(Err(ctx.catch())),
+                    None => Ok(Ok(Value::new_undefined(ctx.clone()))),
+                }
+            }
+            PromiseState::Rejected => {
+                return match promise.result::<Value>() {
+                    Some(Ok(v)) => Ok(Err(v)),
+                    Some(Err(_)) => Ok(Err(ctx.catch())),
+                    None => Ok(Err(Value::new_undefined(ctx.clone()))),
+                }
+            }
+            PromiseState::Pending => {
+                check()?;
+                if ctx.execute_pending_job() {
+                    continue;
+                }
+                if !idle()? {
+                    return Err(never.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// A stop check for a plain deadline: `Err(msg())` once `deadline` has passed.
+pub fn until(deadline: Instant, msg: impl Fn() -> String) -> impl FnMut() -> Result<(), String> {
+    move || {
+        if Instant::now() >= deadline {
+            Err(msg())
+        } else {
+            Ok(())
+        }
+    }
 }
 
 /// What went wrong in JavaScript, as one line for the agent: `TypeError: x is not a function
@@ -152,6 +219,41 @@ mod tests {
                 "{d}"
             );
         });
+    }
+
+    #[test]
+    fn the_job_loop_stops_a_microtask_flood_at_the_deadline() {
+        let (rt, deadline) = runtime(limits(200)).unwrap();
+        let ctx = Context::full(&rt).unwrap();
+        ctx.with(|ctx| {
+            let until = Instant::now() + Duration::from_millis(200);
+            deadline.set(Some(until));
+            let p: Promise = ctx
+                .eval("function l() { queueMicrotask(l); queueMicrotask(l); }\nl();\nnew Promise(() => {})")
+                .unwrap();
+            let t0 = Instant::now();
+            let mut check = until_then(until);
+            let e = settle(&ctx, &p, &mut check, &mut || Ok(false), "never").unwrap_err();
+            assert_eq!(e, "late");
+            assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
+        });
+        // A fresh runtime (the flood's jobs are still queued in that one): with nothing
+        // queued, a pending promise is reported at once.
+        let (rt, _) = runtime(limits(200)).unwrap();
+        let ctx = Context::full(&rt).unwrap();
+        ctx.with(|ctx| {
+            let p: Promise = ctx.eval("new Promise(() => {})").unwrap();
+            let mut ok = || Ok(());
+            let e = settle(&ctx, &p, &mut ok, &mut || Ok(false), "never").unwrap_err();
+            assert_eq!(e, "never");
+            let p: Promise = ctx.eval("Promise.resolve(1).then((x) => x + 1)").unwrap();
+            let v = settle(&ctx, &p, &mut ok, &mut || Ok(false), "never").unwrap();
+            assert_eq!(v.unwrap().as_int(), Some(2));
+        });
+    }
+
+    fn until_then(t: Instant) -> impl FnMut() -> Result<(), String> {
+        until(t, || "late".to_string())
     }
 
     #[test]

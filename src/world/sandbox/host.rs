@@ -98,6 +98,13 @@ impl Host {
 
     /// Run one API call. Errors become JavaScript exceptions with the same message.
     pub fn call(&mut self, op: &str, args: &str) -> Result<String, String> {
+        // A script that keeps calling the host (from a loop or from promise jobs) is bounded
+        // by the deadline here too, not only by the interrupt between bytecodes.
+        if Instant::now() >= self.deadline {
+            return Err(format!(
+                "world.{op} was refused: the script's time limit has passed and it is being stopped"
+            ));
+        }
         let args: Vec<Value> =
             serde_json::from_str(args).map_err(|e| format!("{op}: bad arguments: {e}"))?;
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);

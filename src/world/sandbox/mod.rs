@@ -1,7 +1,10 @@
 //! `execute_world`: the agent's JavaScript runs in QuickJS as the body of a strict-mode async
 //! function `(world, console) => { … }`, with:
-//! - a memory cap, a stack cap and a deadline (5 s read-only, 15 s read-write) enforced by
-//!   QuickJS's interrupt handler, which really stops a CPU loop;
+//! - a memory cap, a stack cap and a deadline (5 s read-only, 15 s read-write) that bounds
+//!   everything the script causes: its bytecode (QuickJS's interrupt handler really stops a CPU
+//!   loop), the job queue (promise reactions and microtasks, checked between jobs by
+//!   [`js::settle`]), every host call (refused once the time is up) and each SQLite statement
+//!   a host call runs (a progress handler aborts it at the deadline);
 //! - no file, network or process access: the context has only the language built-ins plus
 //!   `world` and `console` (QuickJS's std/os modules are not loaded);
 //! - a deterministic `Math.random`;
@@ -22,7 +25,6 @@ use std::time::{Duration, Instant};
 
 use rquickjs::context::intrinsic;
 use rquickjs::context::EvalOptions;
-use rquickjs::promise::PromiseState;
 use rquickjs::{
     Array, Context, Ctx, Exception, Function, Module, Promise, Runtime, Value as JsValue,
     WriteOptions,
@@ -42,6 +44,8 @@ use super::World;
 
 const PRELUDE: &str = include_str!("prelude.js");
 const FILE: &str = "script.js";
+/// A script whose promise is pending with no job left to run: nothing can ever settle it.
+pub const NEVER_SETTLED: &str = "the script's promise never settled: it awaits something nothing resolves (world calls settle at once; check for a promise whose resolve is never called)";
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -92,9 +96,16 @@ pub fn run(
 ) -> (Connection, Result<Outcome, String>) {
     let started = Instant::now();
     let deadline = started + opts.time_limit;
+    // A single slow query (a huge scan, a runaway recursive view) is bounded by the same
+    // deadline: SQLite polls this every 1000 VM steps and aborts the statement once it says
+    // stop. Removed again below, so the caller's commit and preview are not cut short.
+    conn.progress_handler(1000, Some(move || Instant::now() >= deadline));
     let probed = match host::probe(&conn, world) {
         Ok(p) => p,
-        Err(e) => return (conn, Err(e.to_string())),
+        Err(e) => {
+            conn.progress_handler(0, None::<fn() -> bool>);
+            return (conn, Err(e.to_string()));
+        }
     };
     let host = Rc::new(RefCell::new(Host::new(
         conn,
@@ -123,6 +134,7 @@ pub fn run(
     let Some(conn) = conn else {
         unreachable!("the host holds the connection until here")
     };
+    conn.progress_handler(0, None::<fn() -> bool>);
     (conn, outcome)
 }
 
@@ -155,7 +167,12 @@ fn execute(
             } else {
                 "read-only"
             };
-            format!("the script ran longer than the {} s limit for {kind} scripts and was stopped ({what})", opts.time_limit.as_secs())
+            let limit = if opts.time_limit.subsec_millis() == 0 {
+                format!("{} s", opts.time_limit.as_secs())
+            } else {
+                format!("{} ms", opts.time_limit.as_millis())
+            };
+            format!("the script ran longer than the {limit} limit for {kind} scripts and was stopped ({what})")
         } else {
             what
         }
@@ -169,41 +186,25 @@ fn execute(
             .map_err(|e| limit_msg(js::describe(&ctx, e, FILE)))?;
         let v: JsValue = f.call((world, console)).map_err(|e| limit_msg(js::describe(&ctx, e, FILE)))?;
         let promise: Promise = v.into_promise().ok_or("internal: the script did not return a promise")?;
-        loop {
-            match promise.state() {
-                PromiseState::Pending => {
-                    if !ctx.execute_pending_job() {
-                        if ctx.has_exception() {
-                            return Err(limit_msg(js::describe_value(ctx.catch(), FILE)));
-                        }
-                        return Err("the script awaits a promise that never settles (world calls settle at once; check for a missing resolve)".into());
-                    }
-                }
-                PromiseState::Rejected => {
-                    let reason: JsValue = match promise.result::<JsValue>() {
-                        Some(Err(_)) => ctx.catch(),
-                        Some(Ok(v)) => v,
-                        None => JsValue::new_undefined(ctx.clone()),
-                    };
-                    return Err(limit_msg(js::describe_value(reason, FILE)));
-                }
-                PromiseState::Resolved => {
-                    let v: JsValue = promise.result::<JsValue>().ok_or("internal: no result")?.map_err(|e| js::describe(&ctx, e, FILE))?;
-                    let json: Option<String> = result
-                        .call((v,))
-                        .map_err(|e| format!("the result cannot be turned into JSON: {}", js::describe(&ctx, e, FILE)))?;
-                    let Some(json) = json else { return Ok(Value::String("done".into())) };
-                    let n = json.chars().count();
-                    if n > opts.result_limit {
-                        return Err(format!(
-                            "the result is {n} characters of JSON, more than the {} allowed; return less (a summary, fewer fields, or ids to read later)",
-                            opts.result_limit
-                        ));
-                    }
-                    return serde_json::from_str(&json).map_err(|e| format!("the result is not valid JSON: {e}"));
-                }
-            }
+        let deadline = started + opts.time_limit;
+        let mut check = js::until(deadline, || limit_msg("it kept queuing promise jobs".into()));
+        let settled = js::settle(&ctx, &promise, &mut check, &mut || Ok(false), NEVER_SETTLED)?;
+        let v = match settled {
+            Ok(v) => v,
+            Err(reason) => return Err(limit_msg(js::describe_value(reason, FILE))),
+        };
+        let json: Option<String> = result
+            .call((v,))
+            .map_err(|e| limit_msg(format!("the result cannot be turned into JSON: {}", js::describe(&ctx, e, FILE))))?;
+        let Some(json) = json else { return Ok(Value::String("done".into())) };
+        let n = json.chars().count();
+        if n > opts.result_limit {
+            return Err(format!(
+                "the result is {n} characters of JSON, more than the {} allowed; return less (a summary, fewer fields, or ids to read later)",
+                opts.result_limit
+            ));
         }
+        serde_json::from_str(&json).map_err(|e| format!("the result is not valid JSON: {e}"))
     })
 }
 
