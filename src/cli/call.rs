@@ -93,11 +93,11 @@ pub async fn call(a: CallArgs, dirs: Dirs) -> Result<u8, Failure> {
         )
         .await;
     let json = serde_json::to_string_pretty(&result).map_err(Failure::tool)?;
-    println!("{json}");
+    println!("{}", crate::text::escape_json(&json));
     if !result.ok {
         eprintln!(
             "nbook: {}",
-            result.content.lines().next().unwrap_or_default()
+            crate::text::escape_for_terminal(result.content.lines().next().unwrap_or_default())
         );
     }
     Ok(exit_code(result.status))

@@ -78,7 +78,10 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
     .map_err(Failure::tool)?;
     let code = super::open::launch(engine, host.clone(), dirs, Some(session.id.clone())).await;
     host.cancel(&session.id);
-    eprintln!("The demo project is at {}", dest.display());
+    eprintln!(
+        "The demo project is at {}",
+        crate::text::escape_os(dest.as_os_str())
+    );
     code
 }
 

@@ -166,7 +166,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
-            eprintln!("nbook: {}", f.message);
+            eprintln!("nbook: {}", crate::text::escape_message(&f.message));
             ExitCode::from(f.code)
         }
     }
@@ -181,10 +181,13 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             crate::store::open(&ws.db_path()).map_err(Failure::tool)?;
             println!(
                 "Created project '{}' at {}",
-                ws.title(),
-                ws.root().display()
+                crate::text::escape_for_terminal(&ws.title()),
+                crate::text::escape_os(ws.root().as_os_str())
             );
-            println!("Open it with: nbook {}", path.display());
+            println!(
+                "Open it with: nbook {}",
+                crate::text::escape_os(path.as_os_str())
+            );
             Ok(exit::OK)
         }
         Some(Command::Demo { dir }) => demo::demo(dir, dirs).await,
@@ -253,7 +256,10 @@ pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failur
     let config = Config::load(dirs, Some(ws.root())).map_err(Failure::usage)?;
     let engine = Engine::open(ws, config, dirs).map_err(Failure::tool)?;
     for e in engine.profile_errors() {
-        eprintln!("nbook: warning: {e}");
+        eprintln!(
+            "nbook: warning: {}",
+            crate::text::escape_message(&e.to_string())
+        );
     }
     Ok(engine)
 }

@@ -60,7 +60,7 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     let printer = tokio::spawn(async move {
         while let Ok(ev) = events.recv().await {
             if let Ok(line) = serde_json::to_string(&ev) {
-                println!("{line}");
+                println!("{}", crate::text::escape_json(&line));
             }
         }
     });
@@ -113,7 +113,7 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
     let summary =
         serde_json::json!({"event": "run_finished", "session_id": session.id, "outcome": outcome});
-    println!("{summary}");
+    println!("{}", crate::text::escape_json(&summary.to_string()));
     Ok(if outcome.error.is_some() {
         exit::TOOL_ERROR
     } else if outcome.needed_approval > 0 {

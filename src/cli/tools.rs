@@ -31,7 +31,10 @@ pub fn tools(
     }
     let (profiles, errors) = Profiles::load(&extra);
     for e in &errors {
-        eprintln!("nbook: warning: {e}");
+        eprintln!(
+            "nbook: warning: {}",
+            crate::text::escape_message(&e.to_string())
+        );
     }
     let mut registry = Registry::default();
     crate::tools::register_all(&mut registry).map_err(Failure::tool)?;
@@ -39,7 +42,7 @@ pub fn tools(
         profiles
             .iter()
             .filter(|p| p.allows(tool))
-            .map(|p| p.key.clone())
+            .map(|p| crate::text::escape_for_terminal(&p.key).into_owned())
             .collect()
     };
     let mut rows: Vec<Row> = registry
@@ -72,7 +75,7 @@ pub fn tools(
     if json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&rows).map_err(Failure::tool)?
+            crate::text::escape_json(&serde_json::to_string_pretty(&rows).map_err(Failure::tool)?)
         );
         return Ok(exit::OK);
     }

@@ -43,7 +43,7 @@ fn detail_title(app: &AppState) -> String {
                 } else {
                     ""
                 };
-                format!(" {}{mark} ", p.path)
+                format!(" {}{mark} ", crate::text::escape_for_terminal(&p.path))
             }
             None => " Preview ".into(),
         },
@@ -78,9 +78,12 @@ fn file_preview(app: &AppState, area: Rect, buf: &mut Buffer) {
                 let text = match count {
                     Some(c) => format!(
                         "Folder {} — {c} entries. l or Enter opens it; / finds a file.",
-                        n.path
+                        crate::text::escape_for_terminal(&n.path)
                     ),
-                    None => format!("Folder {} — l or Enter opens it; / finds a file.", n.path),
+                    None => format!(
+                        "Folder {} — l or Enter opens it; / finds a file.",
+                        crate::text::escape_for_terminal(&n.path)
+                    ),
                 };
                 note(buf, text);
             }
@@ -97,7 +100,10 @@ fn file_preview(app: &AppState, area: Rect, buf: &mut Buffer) {
             buf,
             [(
                 Line::from(Span::styled(
-                    format!("Cannot read {}: {e}", p.path),
+                    format!(
+                        "Cannot read {}: {e}",
+                        crate::text::escape_for_terminal(&p.path)
+                    ),
                     t.status_error,
                 )),
                 0,

@@ -158,7 +158,7 @@ fn header(app: &AppState, info: &SessionInfo, tr: Option<&Transcript>) -> Line<'
                     .map(|p| format!(" · parent {p}"))
                     .unwrap_or_default(),
                 model,
-                info.title
+                crate::text::escape_for_terminal(&info.title)
             ),
             t.dim,
         ),
