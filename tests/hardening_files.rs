@@ -78,6 +78,8 @@ impl Fx {
 
     /// Run the real binary and also return its own peak resident memory in KB (from
     /// `wait4`, so children of concurrent tests do not count).
+    // The child is reaped by `wait4` below, which clippy cannot see.
+    #[allow(clippy::zombie_processes)]
     fn nbook_measured(&self, args: &[&str]) -> (Output, i64) {
         use std::io::Read as _;
         use std::os::unix::process::ExitStatusExt;
