@@ -103,7 +103,7 @@ fn run_listings(app: &mut AppState, root: &Path, fx: Vec<Effect>) {
 /// Open every folder of the tree (all rows visible).
 fn expand_all(app: &mut AppState, root: &Path) {
     loop {
-        let closed: Vec<String> = app
+        let closed: Vec<nbook::tui::files::RelPath> = app
             .files
             .tree
             .rows()

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod plot;
 pub mod store;
 pub mod subject;
+pub mod text;
 pub mod tools;
 pub mod tui;
 pub mod workflow;

@@ -90,7 +90,7 @@ async fn long_files_page_by_lines_with_a_next_offset() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn wide_files_stop_at_50_kb_and_a_huge_line_is_cut() {
+async fn wide_files_stop_at_50_kb_and_a_long_line_is_cut_at_2000_chars() {
     let f = fx();
     let line = "x".repeat(199);
     let text: String = (0..1000).map(|_| format!("{line}\n")).collect();
@@ -106,11 +106,22 @@ async fn wide_files_stop_at_50_kb_and_a_huge_line_is_cut() {
     std::fs::write(f.root.join("one-line.md"), "y".repeat(300_000)).unwrap();
     let r = f.read(json!({"path": "one-line.md"})).await;
     assert!(r.ok);
-    assert!(r.content.len() < 60_000);
+    assert!(r.content.len() < 2100, "{}", r.content.len());
     assert!(
-        r.content.contains("line cut at 51200 bytes of 300000"),
+        r.content.starts_with(&format!(
+            "{}… (line truncated, 298000 more chars)\n",
+            "y".repeat(2000)
+        )),
         "{}",
         &r.content[r.content.len() - 200..]
+    );
+    // Characters, not bytes: a multi-byte line is cut on a character boundary.
+    std::fs::write(f.root.join("wide-utf8.md"), "é".repeat(2500) + "\r\n").unwrap();
+    let r = f.read(json!({"path": "wide-utf8.md"})).await;
+    assert!(r.ok, "{}", r.content);
+    assert_eq!(
+        r.content,
+        format!("{}… (line truncated, 500 more chars)\n", "é".repeat(2000))
     );
 }
 

@@ -46,7 +46,7 @@ fn open(f: &Fixture) -> Arc<Engine> {
 fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for p in nbook::tui::jobs::walk_files(root) {
-        out.push((p.clone(), std::fs::read(root.join(&p)).unwrap()));
+        out.push((p.to_string(), std::fs::read(root.join(&p)).unwrap()));
     }
     out.push((
         "project.sqlite".into(),

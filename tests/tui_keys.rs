@@ -367,7 +367,7 @@ fn finder_reveals_the_chosen_file() {
         .unwrap();
     app.update(Action::DirLoaded {
         ticket: root,
-        dir: String::new(),
+        dir: "".into(),
         result: Ok(vec![nbook::tui::files::tree::DirEntry {
             name: "lorebook".into(),
             is_dir: true,
@@ -418,7 +418,7 @@ fn stale_job_results_are_dropped() {
         .unwrap();
     app.update(Action::DirLoaded {
         ticket: root + 1000,
-        dir: String::new(),
+        dir: "".into(),
         result: Ok(vec![nbook::tui::files::tree::DirEntry {
             name: "stale".into(),
             is_dir: false,
@@ -472,4 +472,66 @@ fn scrolling_is_clamped_so_up_works_after_bottom() {
     assert!(s > 0);
     press(&mut app, "k");
     assert_eq!(app.story.selected, s - 1);
+}
+
+/// Issue 11 item 12: two names that are not UTF-8 and used to print alike as `bad�` are
+/// listed as two rows, shown with their bytes escaped, and opening the second previews the
+/// second (the tree keys entries by the real name). Uses real files and the real jobs.
+#[test]
+fn non_utf8_names_are_distinct_and_open_the_right_file() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let first = std::ffi::OsStr::from_bytes(b"bad\xfe.md");
+    let second = std::ffi::OsStr::from_bytes(b"bad\xff.md");
+    std::fs::write(dir.path().join(first), "the first file\n").unwrap();
+    std::fs::write(dir.path().join(second), "the second file\n").unwrap();
+    let (mut app, _) = empty_app(60, 12);
+    let fx = app.start();
+    let root = fx
+        .iter()
+        .find_map(|f| match f {
+            Effect::LoadDir { ticket, .. } => Some(*ticket),
+            _ => None,
+        })
+        .unwrap();
+    let listing = nbook::tui::jobs::list_dir(dir.path(), &"".into()).unwrap();
+    assert_eq!(listing.len(), 2);
+    app.update(Action::DirLoaded {
+        ticket: root,
+        dir: "".into(),
+        result: Ok(listing),
+    });
+    let shown: Vec<String> = app
+        .files
+        .tree
+        .rows()
+        .iter()
+        .map(|&r| app.files.tree.node(r).unwrap().path.to_string())
+        .collect();
+    assert_eq!(shown, ["bad\\xfe.md", "bad\\xff.md"]);
+    app.focus = nbook::tui::app::Pane::Files;
+    let fx = press(&mut app, "j");
+    let (ticket, path) = fx
+        .iter()
+        .find_map(|f| match f {
+            Effect::LoadPreview { ticket, path } => Some((*ticket, path.clone())),
+            _ => None,
+        })
+        .expect("moving to the second row previews it");
+    assert_eq!(path.as_os_str(), second);
+    let doc = nbook::tui::jobs::read_preview(dir.path(), &path).unwrap();
+    assert_eq!(doc.lines.len(), 1);
+    app.update(Action::PreviewLoaded {
+        ticket,
+        path,
+        result: Ok(doc),
+    });
+    let screen = render(&mut app, 60, 12);
+    assert!(
+        screen.contains("bad\\xff.md") && screen.contains("bad\\xfe.md"),
+        "{screen}"
+    );
+    assert!(screen.contains("the second file"), "{screen}");
+    assert!(screen.contains("not UTF-8"), "{screen}");
+    insta::assert_snapshot!("files_non_utf8_names_60x12", screen);
 }

@@ -229,9 +229,10 @@ fn finder_overlay() {
             paths,
         }) = fx.last().cloned()
         {
+            let shown: Vec<_> = paths.iter().map(|p| p.shown()).collect();
             let matches = nbook::tui::files::finder::fuzzy_match(
                 &query,
-                paths.iter().map(String::as_str),
+                shown.iter().map(|s| s.as_ref()),
                 true,
                 500,
             );

@@ -94,11 +94,11 @@ pub async fn call(a: CallArgs, dirs: Dirs) -> Result<u8, Failure> {
         )
         .await;
     let json = serde_json::to_string_pretty(&result).map_err(Failure::tool)?;
-    out(json)?;
+    out(crate::text::escape_json(&json))?;
     if !result.ok {
         note(format!(
             "nbook: {}",
-            result.content.lines().next().unwrap_or_default()
+            crate::text::escape_for_terminal(result.content.lines().next().unwrap_or_default())
         ));
     }
     Ok(exit_code(result.status))

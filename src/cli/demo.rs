@@ -79,7 +79,10 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
     let code =
         super::open::launch(engine, host.clone(), dirs, Some(session.id.clone()), None).await;
     host.cancel(&session.id);
-    super::note(format!("The demo project is at {}", dest.display()));
+    super::note(format!(
+        "The demo project is at {}",
+        crate::text::escape_os(dest.as_os_str())
+    ));
     code
 }
 

@@ -225,7 +225,10 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(f) => {
             if f.code != exit::CLOSED_PIPE {
-                note(format!("nbook: {}", f.message));
+                note(format!(
+                    "nbook: {}",
+                    crate::text::escape_message(&f.message)
+                ));
             }
             ExitCode::from(f.code)
         }
@@ -244,10 +247,13 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
                 .map_err(Failure::tool)?;
             out(format!(
                 "Created project '{}' at {}",
-                ws.title(),
-                ws.root().display()
+                crate::text::escape_for_terminal(&ws.title()),
+                crate::text::escape_os(ws.root().as_os_str())
             ))?;
-            out(format!("Open it with: nbook {}", path.display()))?;
+            out(format!(
+                "Open it with: nbook {}",
+                crate::text::escape_os(path.as_os_str())
+            ))?;
             Ok(exit::OK)
         }
         Some(Command::Demo { dir }) => demo::demo(dir, dirs).await,
@@ -348,10 +354,13 @@ pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failur
         note(format!("nbook: warning: {n}"));
     }
     for e in engine.profile_errors() {
-        note(format!("nbook: warning: {e}"));
+        note(format!(
+            "nbook: warning: {}",
+            crate::text::escape_message(&e.to_string())
+        ));
     }
     if let Some(e) = engine.database_read_only() {
-        eprintln!("nbook: warning: {e}");
+        note(format!("nbook: warning: {e}"));
     }
     Ok(engine)
 }

@@ -82,7 +82,7 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
                 continue;
             }
             if let Ok(line) = serde_json::to_string(&ev) {
-                if let Err(f) = out(line) {
+                if let Err(f) = out(crate::text::escape_json(&line)) {
                     reader_gone.cancel();
                     return Err(f);
                 }
@@ -147,7 +147,7 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     }
     let summary =
         serde_json::json!({"event": "run_finished", "session_id": session.id, "outcome": outcome});
-    out(summary)?;
+    out(crate::text::escape_json(&summary.to_string()))?;
     Ok(exit_code(&outcome))
 }
 

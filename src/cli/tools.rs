@@ -49,7 +49,10 @@ pub fn tools(
     let mut report = Config::load_report(dirs, root.as_deref()).map_err(Failure::usage)?;
     let (profiles, errors) = Profiles::load(&extra);
     for e in &errors {
-        note(format!("nbook: warning: {e}"));
+        note(format!(
+            "nbook: warning: {}",
+            crate::text::escape_message(&e.to_string())
+        ));
     }
     let mut registry = Registry::default();
     crate::tools::register_all(&mut registry).map_err(Failure::tool)?;
@@ -72,7 +75,7 @@ pub fn tools(
         profiles
             .iter()
             .filter(|p| p.allows(tool))
-            .map(|p| p.key.clone())
+            .map(|p| crate::text::escape_for_terminal(&p.key).into_owned())
             .collect()
     };
     let mut rows: Vec<Row> = registry
@@ -111,7 +114,9 @@ pub fn tools(
         }
     }
     if json {
-        out(serde_json::to_string_pretty(&rows).map_err(Failure::tool)?)?;
+        out(crate::text::escape_json(
+            &serde_json::to_string_pretty(&rows).map_err(Failure::tool)?,
+        ))?;
         return Ok(exit::OK);
     }
     let label = |r: &Row| {

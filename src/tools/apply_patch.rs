@@ -1,10 +1,13 @@
 //! `apply_patch`: the Codex patch format (see `patch`), applied all-or-nothing through the
-//! workspace's path authorization. The preview is the per-file unified diff of the dry run.
+//! workspace's path authorization. The preview is the per-file unified diff of the dry run,
+//! bounded like every file preview (`preview_diff`). Paths the patch creates (Add targets,
+//! Move destinations) must be free of control and text-direction characters.
 
 use serde_json::{json, Value};
 
-use super::files::{fingerprint, read_text};
+use super::files::{check_new_segments, fingerprint, read_text};
 use super::patch::{self, Hunk, PlannedFile, PlannedKind};
+use super::preview_diff::bounded_diff;
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
 use crate::workspace::Access;
@@ -33,6 +36,18 @@ fn hunk_paths(hunks: &[Hunk]) -> Vec<String> {
     out
 }
 
+/// The paths a patch may create: Add targets and Move destinations.
+fn created_paths(hunks: &[Hunk]) -> impl Iterator<Item = &str> {
+    hunks.iter().filter_map(|h| match h {
+        Hunk::AddFile { path, .. } => Some(path.as_str()),
+        Hunk::UpdateFile {
+            move_path: Some(dest),
+            ..
+        } => Some(dest.as_str()),
+        _ => None,
+    })
+}
+
 /// Parse and plan the patch in memory; nothing on disk changes.
 fn plan(ctx: &ToolCtx, args: &Value) -> Result<(Vec<Hunk>, Vec<PlannedFile>), ToolError> {
     let hunks =
@@ -41,6 +56,13 @@ fn plan(ctx: &ToolCtx, args: &Value) -> Result<(Vec<Hunk>, Vec<PlannedFile>), To
         ctx.workspace
             .resolve(&p, Access::Write)
             .map_err(|e| ToolError::failed(e.to_string()))?;
+    }
+    for p in created_paths(&hunks) {
+        let r = ctx
+            .workspace
+            .resolve(p, Access::Write)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+        check_new_segments(&r).map_err(ToolError::failed)?;
     }
     let mut read = |p: &str| -> Result<Option<String>, String> {
         let r = ctx
@@ -96,49 +118,40 @@ impl Tool for ApplyPatch {
     fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
         let (hunks, planned) = plan(ctx, args)?;
         let mut changes = Vec::new();
+        let (mut before, mut after, mut elided) = (0u64, 0u64, false);
         for f in &planned {
             let path = display(ctx, &f.path);
-            let change = match &f.kind {
-                PlannedKind::Add { content, previous } => {
-                    let (diff, added, removed) =
-                        patch::unified_diff(&path, previous.as_deref().unwrap_or(""), content);
-                    FileChange {
-                        path,
-                        kind: if previous.is_some() {
-                            ChangeKind::Update
-                        } else {
-                            ChangeKind::Add
-                        },
-                        move_to: None,
-                        diff,
-                        added,
-                        removed,
-                    }
-                }
-                PlannedKind::Delete { old } => {
-                    let (diff, added, removed) = patch::unified_diff(&path, old, "");
-                    FileChange {
-                        path,
-                        kind: ChangeKind::Delete,
-                        move_to: None,
-                        diff,
-                        added,
-                        removed,
-                    }
-                }
-                PlannedKind::Update { old, new, move_to } => {
-                    let (diff, added, removed) = patch::unified_diff(&path, old, new);
-                    FileChange {
-                        path,
-                        kind: ChangeKind::Update,
-                        move_to: move_to.as_deref().map(|m| display(ctx, m)),
-                        diff,
-                        added,
-                        removed,
-                    }
-                }
+            let (old, new, kind, move_to) = match &f.kind {
+                PlannedKind::Add { content, previous } => (
+                    previous.as_deref().unwrap_or(""),
+                    content.as_str(),
+                    if previous.is_some() {
+                        ChangeKind::Update
+                    } else {
+                        ChangeKind::Add
+                    },
+                    None,
+                ),
+                PlannedKind::Delete { old } => (old.as_str(), "", ChangeKind::Delete, None),
+                PlannedKind::Update { old, new, move_to } => (
+                    old.as_str(),
+                    new.as_str(),
+                    ChangeKind::Update,
+                    move_to.as_deref().map(|m| display(ctx, m)),
+                ),
             };
-            changes.push(change);
+            let diff = bounded_diff(&path, old, new);
+            before += old.len() as u64;
+            after += new.len() as u64;
+            elided |= diff.elided_lines > 0;
+            changes.push(FileChange {
+                path,
+                kind,
+                move_to,
+                diff: diff.text,
+                added: diff.added,
+                removed: diff.removed,
+            });
         }
         let (added, removed) = changes
             .iter()
@@ -152,9 +165,14 @@ impl Tool for ApplyPatch {
                 });
             }
         }
+        let extent = if elided {
+            format!(", {before} → {after} bytes, diff elided")
+        } else {
+            String::new()
+        };
         Ok(Preview {
             summary: format!(
-                "Patch {} file{} (+{added} -{removed})",
+                "Patch {} file{} (+{added} -{removed}{extent})",
                 changes.len(),
                 if changes.len() == 1 { "" } else { "s" }
             ),

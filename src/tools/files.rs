@@ -1,19 +1,20 @@
 //! File tools: `read`, `write`, `edit`. Every path goes through the workspace's
 //! authorization; every write is atomic; every mutating call previews a unified diff and
 //! fingerprints its target so a change between preview and approval is caught as stale.
+//! Only regular files are read (a FIFO or device is refused, never waited on); previews are
+//! bounded (see `preview_diff`) and `read` streams its window (see `read_window`).
 
-use std::io::{BufRead, BufReader, Read as _};
+use std::io::Read as _;
 
 use serde_json::{json, Value};
 
-use super::patch::unified_diff;
+use super::preview_diff::{bounded_diff, replacement_diff, BoundedDiff, LINE_DIFF_MAX_INPUT};
+use super::read_window::read_window;
+pub use super::read_window::{READ_MAX_BYTES, READ_MAX_LINES};
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
+use crate::workspace::regular::{open_regular, special_file_kind, OpenRegularError};
 use crate::workspace::{atomic_write, Access, Resolved};
-
-/// Most lines and bytes one `read` returns; the rest is reachable with `offset`.
-pub const READ_MAX_LINES: usize = 2000;
-pub const READ_MAX_BYTES: usize = 50 * 1024;
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or_default()
@@ -25,54 +26,138 @@ fn resolve(ctx: &ToolCtx, path: &str, access: Access) -> Result<Resolved, ToolEr
         .map_err(|e| ToolError::failed(e.to_string()))
 }
 
-/// A fingerprint of a file's current bytes ("absent" when missing).
+/// Resolve a path an agent may create: every segment that does not exist yet must be free
+/// of control and text-direction characters (they would make the new name display as
+/// another one). Existing names are the author's and pass.
+pub fn resolve_creatable(ctx: &ToolCtx, path: &str) -> Result<Resolved, ToolError> {
+    let r = resolve(ctx, path, Access::Write)?;
+    check_new_segments(&r).map_err(ToolError::failed)?;
+    Ok(r)
+}
+
+/// The check of [`resolve_creatable`] on an already resolved path.
+pub fn check_new_segments(r: &Resolved) -> Result<(), String> {
+    let mut p = r.abs.as_path();
+    while std::fs::symlink_metadata(p).is_err() {
+        let (Some(name), Some(parent)) = (p.file_name(), p.parent()) else {
+            break;
+        };
+        let name = name.to_string_lossy();
+        crate::text::check_new_name(&name).map_err(|why| {
+            format!(
+                "cannot create {}: {why}",
+                crate::text::escape_for_terminal(&r.display)
+            )
+        })?;
+        p = parent;
+    }
+    Ok(())
+}
+
+/// A fingerprint of a file's current bytes ("absent" when missing), hashed as a stream so a
+/// huge file costs one buffer. A FIFO or device is never opened: its kind is the fingerprint.
 pub fn fingerprint(path: &std::path::Path) -> String {
-    use std::hash::{Hash, Hasher};
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            bytes.hash(&mut h);
-            format!("{}:{:016x}", bytes.len(), h.finish())
+    use std::hash::Hasher;
+    let (mut file, len) = match open_regular(path) {
+        Ok(Some(f)) => f,
+        Ok(None) => return "absent".into(),
+        Err(OpenRegularError::Io(e)) => return format!("unreadable:{}", e.kind()),
+        Err(e) => return format!("special:{e}"),
+    };
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => h.write(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return format!("unreadable:{}", e.kind()),
         }
-        Err(_) if !path.exists() => "absent".into(),
-        Err(e) => format!("unreadable:{}", e.kind()),
+    }
+    format!("{len}:{:016x}", h.finish())
+}
+
+fn open_error(r: &Resolved, e: OpenRegularError) -> ToolError {
+    match e {
+        OpenRegularError::Folder => {
+            ToolError::failed(format!("{} is a folder, not a file", r.display))
+        }
+        OpenRegularError::NotRegular { .. } => ToolError::failed(format!("{} {e}", r.display)),
+        OpenRegularError::Io(e) => ToolError::failed(format!("cannot read {}: {e}", r.display)),
     }
 }
 
-/// Read a text file for editing. Missing → `Ok(None)`; binary or unreadable → error.
+/// Read a text file for editing. Missing → `Ok(None)`; a folder, FIFO, device, binary or
+/// unreadable file → error.
 pub fn read_text(r: &Resolved) -> Result<Option<String>, ToolError> {
-    if r.abs.is_dir() {
-        return Err(ToolError::failed(format!(
-            "{} is a folder, not a file",
+    let Some((mut file, len)) = open_regular(&r.abs).map_err(|e| open_error(r, e))? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0).min(1 << 30));
+    file.read_to_end(&mut bytes)
+        .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", r.display)))?;
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        ToolError::failed(format!(
+            "{} is not UTF-8 text; the file tools only edit text",
             r.display
-        )));
-    }
-    match std::fs::read(&r.abs) {
-        Ok(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
-            ToolError::failed(format!(
-                "{} is not UTF-8 text; the file tools only edit text",
-                r.display
-            ))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(ToolError::failed(format!("cannot read {}: {e}", r.display))),
+        ))
+    })
+}
+
+/// Refuse to replace a FIFO, socket or device (the approval would not show what it is).
+pub fn check_regular_target(r: &Resolved) -> Result<(), ToolError> {
+    match special_file_kind(&r.abs) {
+        Some(kind) => Err(ToolError::failed(format!(
+            "{} is {kind}, not a regular file; nbook's file tools only read and write regular files (remove it or use another path)",
+            r.display
+        ))),
+        None => Ok(()),
     }
 }
 
-fn file_change(display: &str, old: Option<&str>, new: &str) -> FileChange {
-    let (diff, added, removed) = unified_diff(display, old.unwrap_or(""), new);
+fn file_change(display: &str, existed: bool, diff: BoundedDiff) -> FileChange {
     FileChange {
         path: display.to_string(),
-        kind: if old.is_some() {
+        kind: if existed {
             ChangeKind::Update
         } else {
             ChangeKind::Add
         },
         move_to: None,
-        diff,
-        added,
-        removed,
+        diff: diff.text,
+        added: diff.added,
+        removed: diff.removed,
     }
+}
+
+/// The extent shown next to a summary whose diff was elided: bytes before and after.
+pub fn elided_extent(diff: &BoundedDiff, before: u64, after: u64) -> String {
+    if diff.elided_lines == 0 {
+        String::new()
+    } else {
+        format!(", {before} → {after} bytes, diff elided")
+    }
+}
+
+/// The write preview's diff: a line diff when both sides are small enough to load, else the
+/// old file streamed as a whole replacement. Returns whether the file existed and its size.
+fn write_diff(r: &Resolved, new: &str) -> Result<(bool, u64, BoundedDiff), ToolError> {
+    let Some((file, len)) = open_regular(&r.abs).map_err(|e| open_error(r, e))? else {
+        return Ok((false, 0, bounded_diff(&r.display, "", new)));
+    };
+    if len.saturating_add(new.len() as u64) <= LINE_DIFF_MAX_INPUT {
+        drop(file);
+        let old = read_text(r)?.unwrap_or_default();
+        return Ok((true, old.len() as u64, bounded_diff(&r.display, &old, new)));
+    }
+    let diff = replacement_diff(&r.display, file, len, new).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::InvalidData {
+            ToolError::failed(format!("{} is {e}", r.display))
+        } else {
+            ToolError::failed(format!("cannot read {}: {e}", r.display))
+        }
+    })?;
+    Ok((true, len, diff))
 }
 
 fn write_file(r: &Resolved, content: &str) -> Result<(), ToolError> {
@@ -143,123 +228,6 @@ impl Tool for Read {
     }
 }
 
-/// Stream the file: never holds more than the returned window in memory, so a huge file is
-/// as safe to read as a small one.
-fn read_window(
-    r: &Resolved,
-    offset: usize,
-    limit: usize,
-    numbers: bool,
-) -> Result<ToolOutput, ToolError> {
-    if r.abs.is_dir() {
-        return Err(ToolError::failed(format!(
-            "{} is a folder; use bash (ls, rg --files) to list it",
-            r.display
-        )));
-    }
-    let file = std::fs::File::open(&r.abs).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => ToolError::failed(format!("{} does not exist", r.display)),
-        _ => ToolError::failed(format!("cannot read {}: {e}", r.display)),
-    })?;
-    let mut reader = BufReader::new(file);
-    let mut head = [0u8; 8192];
-    let n = reader
-        .get_mut()
-        .read(&mut head)
-        .map_err(|e| ToolError::failed(e.to_string()))?;
-    if head[..n].contains(&0) {
-        let size = std::fs::metadata(&r.abs).map(|m| m.len()).unwrap_or(0);
-        return Err(ToolError::failed(format!(
-            "{} is a binary file ({size} bytes); read only returns text",
-            r.display
-        )));
-    }
-    let mut reader =
-        BufReader::new(std::io::Cursor::new(head[..n].to_vec()).chain(reader.into_inner()));
-    let mut out = String::new();
-    let mut total = 0usize;
-    let mut end_line = offset.saturating_sub(1);
-    let mut truncated_by_bytes = false;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let read = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| ToolError::failed(format!("cannot read {}: {e}", r.display)))?;
-        if read == 0 {
-            break;
-        }
-        total += 1;
-        if total < offset || total >= offset + limit || truncated_by_bytes {
-            continue;
-        }
-        let line = String::from_utf8(buf.clone()).map_err(|_| {
-            ToolError::failed(format!("{} is not UTF-8 text (line {total})", r.display))
-        })?;
-        let line = line.strip_suffix('\n').unwrap_or(&line);
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let line = clip_line(line);
-        let rendered = if numbers {
-            format!("{total:>6}\t{line}\n")
-        } else {
-            format!("{line}\n")
-        };
-        if out.len() + rendered.len() > READ_MAX_BYTES && total > offset {
-            truncated_by_bytes = true;
-            continue;
-        }
-        out.push_str(&rendered);
-        end_line = total;
-    }
-    if offset > total.max(1) {
-        return Err(ToolError::failed(format!(
-            "offset {offset} is past the end of {} ({total} lines)",
-            r.display
-        )));
-    }
-    let next = (end_line < total).then_some(end_line + 1);
-    let truncation = match (next, truncated_by_bytes) {
-        (None, _) => Value::Null,
-        (Some(_), true) => json!("bytes"),
-        (Some(_), false) => json!("lines"),
-    };
-    if let Some(next) = next {
-        out.push_str(&format!(
-            "\n[Showing lines {offset}-{end_line} of {total}. Use offset={next} to continue.]\n"
-        ));
-    }
-    Ok(ToolOutput {
-        content: out,
-        details: Some(json!({
-            "path": r.display,
-            "startLine": offset,
-            "endLine": end_line,
-            "totalLines": total,
-            "nextOffset": next,
-            "truncation": truncation,
-        })),
-        changed_paths: Vec::new(),
-        state_updates: Vec::new(),
-    })
-}
-
-/// One line longer than the byte cap is cut (on a character boundary) and says so.
-fn clip_line(line: &str) -> std::borrow::Cow<'_, str> {
-    if line.len() <= READ_MAX_BYTES {
-        return line.into();
-    }
-    let mut cut = READ_MAX_BYTES;
-    while !line.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!(
-        "{} … [line cut at {READ_MAX_BYTES} bytes of {}]",
-        &line[..cut],
-        line.len()
-    )
-    .into()
-}
-
 // ---------------------------------------------------------------------------------------------
 
 pub struct Write;
@@ -298,13 +266,15 @@ impl Tool for Write {
             .unwrap_or_else(|_| vec![str_arg(args, "path").to_string()])
     }
     fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
-        let r = resolve(ctx, str_arg(args, "path"), Access::Write)?;
-        let old = read_text(&r)?;
-        let change = file_change(&r.display, old.as_deref(), str_arg(args, "content"));
+        let r = resolve_creatable(ctx, str_arg(args, "path"))?;
+        let content = str_arg(args, "content");
+        let (existed, before, diff) = write_diff(&r, content)?;
+        let extent = elided_extent(&diff, before, content.len() as u64);
+        let change = file_change(&r.display, existed, diff);
         Ok(Preview {
             summary: format!(
-                "{} {} (+{} -{})",
-                if old.is_some() { "Overwrite" } else { "Create" },
+                "{} {} (+{} -{}{extent})",
+                if existed { "Overwrite" } else { "Create" },
                 r.display,
                 change.added,
                 change.removed
@@ -319,10 +289,11 @@ impl Tool for Write {
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let r = resolve(ctx, str_arg(args, "path"), Access::Write)?;
+        let r = resolve_creatable(ctx, str_arg(args, "path"))?;
         if r.abs.is_dir() {
             return Err(ToolError::failed(format!("{} is a folder", r.display)));
         }
+        check_regular_target(&r)?;
         let content = str_arg(args, "content");
         write_file(&r, content)?;
         Ok(ToolOutput {
@@ -462,14 +433,16 @@ impl Tool for Edit {
     }
     fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
         let (r, original, new, _) = planned_edit(ctx, args)?;
-        let change = file_change(&r.display, Some(&original), &new);
+        let diff = bounded_diff(&r.display, &original, &new);
+        let extent = elided_extent(&diff, original.len() as u64, new.len() as u64);
+        let change = file_change(&r.display, true, diff);
         let blocks = args
             .get("edits")
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         Ok(Preview {
             summary: format!(
-                "Edit {} ({} block{}, +{} -{})",
+                "Edit {} ({} block{}, +{} -{}{extent})",
                 r.display,
                 blocks,
                 if blocks == 1 { "" } else { "s" },
@@ -488,7 +461,7 @@ impl Tool for Edit {
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
         let (r, original, new, first) = planned_edit(ctx, args)?;
         write_file(&r, &new)?;
-        let (diff, _, _) = unified_diff(&r.display, &original, &new);
+        let diff = bounded_diff(&r.display, &original, &new).text;
         let blocks = args
             .get("edits")
             .and_then(Value::as_array)

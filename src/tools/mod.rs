@@ -9,6 +9,8 @@ pub mod files;
 pub mod patch;
 pub mod plot_read;
 pub mod plot_write;
+pub mod preview_diff;
+pub mod read_window;
 pub mod research;
 pub mod sql;
 pub mod subject_memory;

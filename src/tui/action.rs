@@ -15,6 +15,7 @@ use crate::engine::{Decision, EngineEvent, LogLine, Mode, PendingCall, SessionIn
 use super::files::finder::FinderMatch;
 use super::files::markdown::PreviewDoc;
 use super::files::tree::DirEntry;
+use super::files::RelPath;
 use super::story::data::StoryData;
 use super::story::jobs::{StoryJob, StoryJobResult};
 use super::world::jobs::{WorldJob, WorldJobResult};
@@ -240,12 +241,12 @@ pub enum Action {
     Notice(String),
     DirLoaded {
         ticket: Ticket,
-        dir: String,
+        dir: RelPath,
         result: Result<Vec<DirEntry>, String>,
     },
     FilesWalked {
         ticket: Ticket,
-        paths: Arc<Vec<String>>,
+        paths: Arc<Vec<RelPath>>,
     },
     FinderMatched {
         ticket: Ticket,
@@ -253,7 +254,7 @@ pub enum Action {
     },
     PreviewLoaded {
         ticket: Ticket,
-        path: String,
+        path: RelPath,
         result: Result<PreviewDoc, String>,
     },
     SessionLogLoaded {
@@ -334,7 +335,7 @@ pub enum Effect {
     },
     LoadDir {
         ticket: Ticket,
-        dir: String,
+        dir: RelPath,
     },
     WalkFiles {
         ticket: Ticket,
@@ -342,11 +343,11 @@ pub enum Effect {
     FilterFiles {
         ticket: Ticket,
         query: String,
-        paths: Arc<Vec<String>>,
+        paths: Arc<Vec<RelPath>>,
     },
     LoadPreview {
         ticket: Ticket,
-        path: String,
+        path: RelPath,
     },
     LoadSessionLog {
         ticket: Ticket,

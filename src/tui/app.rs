@@ -11,7 +11,7 @@ use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
 use super::action::{Action, Command, Effect, Ticket};
 use super::approvals::ApprovalsState;
 use super::clock::Clock;
-use super::files::FilesState;
+use super::files::{FilesState, RelPath};
 use super::forms::ProfileChoice;
 use super::input::Overlay;
 use super::keymap::{Context, Keymap};
@@ -188,7 +188,7 @@ impl AppState {
     /// The first background loads: root folder, file walk, story, world, transcript.
     pub fn start(&mut self) -> Vec<Effect> {
         let mut fx = Vec::new();
-        fx.extend(self.load_dir(""));
+        fx.extend(self.load_dir(&RelPath::root()));
         let ticket = self.ticket();
         self.files.walk_ticket = Some(ticket);
         fx.push(Effect::WalkFiles { ticket });

@@ -204,10 +204,18 @@ pub fn target_label(call: &PendingCall) -> String {
         PreviewBody::Files { changes } => match changes.as_slice() {
             [] => call.preview.summary.clone(),
             [one] => match &one.move_to {
-                Some(to) => format!("{} → {to}", one.path),
-                None => one.path.clone(),
+                Some(to) => format!(
+                    "{} → {}",
+                    crate::text::escape_for_terminal(&one.path),
+                    crate::text::escape_for_terminal(to)
+                ),
+                None => crate::text::escape_for_terminal(&one.path).into_owned(),
             },
-            [first, rest @ ..] => format!("{} (+{} more)", first.path, rest.len()),
+            [first, rest @ ..] => format!(
+                "{} (+{} more)",
+                crate::text::escape_for_terminal(&first.path),
+                rest.len()
+            ),
         },
         PreviewBody::Command { command, .. } => format!("$ {command}"),
         PreviewBody::Egress { requests, .. } => match requests.as_slice() {

@@ -8,23 +8,17 @@ use std::path::Path;
 
 use super::files::markdown::{PreviewDoc, PREVIEW_MAX_BYTES};
 use super::files::tree::DirEntry;
+use super::files::RelPath;
 use crate::store::overview::WorldOverview;
 
-fn join(root: &Path, rel: &str) -> std::path::PathBuf {
-    if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(rel)
-    }
-}
-
-/// List one folder (names and whether each is a folder, following symlinks for the kind).
-pub fn list_dir(root: &Path, dir: &str) -> Result<Vec<DirEntry>, String> {
-    let path = join(root, dir);
+/// List one folder (real names, and whether each is a folder, following symlinks for the
+/// kind).
+pub fn list_dir(root: &Path, dir: &RelPath) -> Result<Vec<DirEntry>, String> {
+    let path = dir.under(root);
     let rd = std::fs::read_dir(&path).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
     for entry in rd.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
+        let name = entry.file_name();
         let is_dir = match entry.file_type() {
             Ok(ft) if ft.is_symlink() => entry.path().is_dir(),
             Ok(ft) => ft.is_dir(),
@@ -37,23 +31,19 @@ pub fn list_dir(root: &Path, dir: &str) -> Result<Vec<DirEntry>, String> {
 
 /// Every file under the project, as sorted relative paths; skips `.git` and `.nbook`
 /// and does not follow symlinked folders.
-pub fn walk_files(root: &Path) -> Vec<String> {
+pub fn walk_files(root: &Path) -> Vec<RelPath> {
     let mut out = Vec::new();
-    let mut stack = vec![String::new()];
+    let mut stack = vec![RelPath::root()];
     while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(join(root, &dir)) else {
+        let Ok(rd) = std::fs::read_dir(dir.under(root)) else {
             continue;
         };
         for entry in rd.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name == ".git" || (dir.is_empty() && name == ".nbook") {
+            let name = entry.file_name();
+            if name == ".git" || (dir.is_root() && name == ".nbook") {
                 continue;
             }
-            let rel = if dir.is_empty() {
-                name
-            } else {
-                format!("{dir}/{name}")
-            };
+            let rel = dir.join(&name);
             match entry.file_type() {
                 Ok(ft) if ft.is_dir() => stack.push(rel),
                 Ok(_) => out.push(rel),
@@ -65,16 +55,18 @@ pub fn walk_files(root: &Path) -> Vec<String> {
     out
 }
 
-/// Read up to [`PREVIEW_MAX_BYTES`] of a file and classify its lines.
-pub fn read_preview(root: &Path, rel: &str) -> Result<PreviewDoc, String> {
-    let path = join(root, rel);
-    let file = std::fs::File::open(&path).map_err(|e| e.to_string())?;
-    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+/// Read up to [`PREVIEW_MAX_BYTES`] of a regular file and classify its lines (a FIFO or
+/// device is refused, never waited on).
+pub fn read_preview(root: &Path, rel: &RelPath) -> Result<PreviewDoc, String> {
+    let path = rel.under(root);
+    let (file, total) = crate::workspace::regular::open_regular(&path)
+        .map_err(|e| format!("it {e}"))?
+        .ok_or_else(|| "it does not exist".to_string())?;
     let mut bytes = Vec::with_capacity((total as usize).min(PREVIEW_MAX_BYTES));
     file.take(PREVIEW_MAX_BYTES as u64)
         .read_to_end(&mut bytes)
         .map_err(|e| e.to_string())?;
-    let lower = rel.to_ascii_lowercase();
+    let lower = rel.shown().to_ascii_lowercase();
     let markdown = lower.ends_with(".md") || lower.ends_with(".markdown") || !lower.contains('.');
     Ok(PreviewDoc::from_bytes(&bytes, total, markdown))
 }
@@ -110,9 +102,9 @@ mod tests {
             std::fs::write(f, "x").unwrap();
         }
         assert_eq!(walk_files(d.path()), ["a/b.md", "c.md"]);
-        let listed = list_dir(d.path(), "a").unwrap();
+        let listed = list_dir(d.path(), &"a".into()).unwrap();
         assert_eq!(listed.len(), 2);
-        assert!(read_preview(d.path(), "c.md").unwrap().lines.len() == 1);
-        assert!(read_preview(d.path(), "missing.md").is_err());
+        assert!(read_preview(d.path(), &"c.md".into()).unwrap().lines.len() == 1);
+        assert!(read_preview(d.path(), &"missing.md".into()).is_err());
     }
 }

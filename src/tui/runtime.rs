@@ -277,7 +277,10 @@ impl Executor {
                 paths,
             } => self.blocking(move |_| Action::FinderMatched {
                 ticket,
-                matches: fuzzy_match(&query, paths.iter().map(String::as_str), true, FINDER_LIMIT),
+                matches: {
+                    let shown: Vec<_> = paths.iter().map(|p| p.shown()).collect();
+                    fuzzy_match(&query, shown.iter().map(|s| s.as_ref()), true, FINDER_LIMIT)
+                },
             }),
             Effect::LoadPreview { ticket, path } => self.blocking(move |x| {
                 let result = jobs::read_preview(&x.root, &path);

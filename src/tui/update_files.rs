@@ -8,16 +8,16 @@ use super::action::{Command, Effect, Ticket};
 use super::app::{AppState, Pane};
 use super::files::markdown::PreviewDoc;
 use super::files::tree::{DirEntry, Open};
-use super::files::{ancestors, FilePreview};
+use super::files::{ancestors, FilePreview, RelPath};
 
 impl AppState {
     /// List a folder in the background (a newer request for the same folder wins).
-    pub(crate) fn load_dir(&mut self, dir: &str) -> Vec<Effect> {
+    pub(crate) fn load_dir(&mut self, dir: &RelPath) -> Vec<Effect> {
         let ticket = self.ticket();
         self.files.tree.mark_loading(dir, ticket);
         vec![Effect::LoadDir {
             ticket,
-            dir: dir.to_string(),
+            dir: dir.clone(),
         }]
     }
 
@@ -75,7 +75,7 @@ impl AppState {
         self.load_preview(path)
     }
 
-    fn load_preview(&mut self, path: String) -> Vec<Effect> {
+    fn load_preview(&mut self, path: RelPath) -> Vec<Effect> {
         let ticket = self.ticket();
         let keep_scroll = self
             .files
@@ -102,7 +102,7 @@ impl AppState {
 
     fn refresh_files(&mut self) -> Vec<Effect> {
         let mut fx = Vec::new();
-        let listed: Vec<String> = ancestors("")
+        let listed: Vec<RelPath> = ancestors(&RelPath::root())
             .into_iter()
             .chain(
                 self.files
@@ -128,7 +128,7 @@ impl AppState {
     pub(crate) fn dir_loaded(
         &mut self,
         ticket: Ticket,
-        dir: String,
+        dir: RelPath,
         result: Result<Vec<DirEntry>, String>,
     ) -> Vec<Effect> {
         match result {
@@ -151,14 +151,18 @@ impl AppState {
                 self.files.tree.mark_loading(&dir, 0);
                 self.error(format!(
                     "Cannot list {}: {e}",
-                    if dir.is_empty() { "the project" } else { &dir }
+                    if dir.is_root() {
+                        "the project".into()
+                    } else {
+                        dir.shown()
+                    }
                 ));
                 Vec::new()
             }
         }
     }
 
-    pub(crate) fn files_walked(&mut self, ticket: Ticket, paths: Arc<Vec<String>>) -> Vec<Effect> {
+    pub(crate) fn files_walked(&mut self, ticket: Ticket, paths: Arc<Vec<RelPath>>) -> Vec<Effect> {
         if self.files.walk_ticket != Some(ticket) {
             return Vec::new();
         }
@@ -170,7 +174,7 @@ impl AppState {
     pub(crate) fn preview_loaded(
         &mut self,
         ticket: Ticket,
-        path: String,
+        path: RelPath,
         result: Result<PreviewDoc, String>,
     ) -> Vec<Effect> {
         let Some(p) = &mut self.files.preview else {
@@ -195,9 +199,9 @@ impl AppState {
     }
 
     /// Show `path` in the tree: list and open its folders, then select and preview it.
-    pub(crate) fn reveal(&mut self, path: &str) -> Vec<Effect> {
+    pub(crate) fn reveal(&mut self, path: &RelPath) -> Vec<Effect> {
         self.focus = Pane::Files;
-        self.files.reveal = Some(path.to_string());
+        self.files.reveal = Some(path.clone());
         self.continue_reveal()
     }
 
@@ -223,7 +227,7 @@ impl AppState {
                 }
                 return self.load_dir(&dir);
             }
-            if !dir.is_empty() {
+            if !dir.is_root() {
                 self.files.tree.expand_path(&dir);
             }
         }
@@ -240,32 +244,32 @@ impl AppState {
     /// An agent changed files: mark them, reload their folders and the preview if shown.
     pub(crate) fn files_changed(&mut self, paths: Vec<String>) -> Vec<Effect> {
         let mut fx = Vec::new();
-        let mut dirs: Vec<String> = Vec::new();
+        let mut dirs: Vec<RelPath> = Vec::new();
         for p in &paths {
             let p = p.trim_start_matches("./").to_string();
             if p.starts_with("workspace/") {
                 continue; // a sibling project
             }
-            let parent = p
-                .rsplit_once('/')
-                .map(|(d, _)| d.to_string())
-                .unwrap_or_default();
+            let rel = RelPath::from(p.as_str());
+            let parent = rel.parent();
             if !dirs.contains(&parent) {
                 dirs.push(parent);
             }
             if let Some(all) = &mut self.files.all_paths {
-                if let Err(pos) = all.binary_search(&p) {
-                    Arc::make_mut(all).insert(pos, p.clone());
+                if let Err(pos) = all.binary_search(&rel) {
+                    Arc::make_mut(all).insert(pos, rel.clone());
                 }
             }
-            if self.files.preview.as_ref().is_some_and(|pr| pr.path == p) {
-                fx.extend(self.load_preview(p.clone()));
+            if self.files.preview.as_ref().is_some_and(|pr| pr.path == rel) {
+                fx.extend(self.load_preview(rel.clone()));
             }
             self.files.changed.insert(p);
         }
         for d in dirs {
             // Reload the deepest listed folder on the way (new folders appear in their parent).
-            let target = ancestors(&format!("{d}/x"))
+            let target = d
+                .join("x".as_ref())
+                .ancestors()
                 .into_iter()
                 .rev()
                 .find(|a| self.files.tree.is_listed(a));

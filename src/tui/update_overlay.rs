@@ -53,7 +53,10 @@ impl AppState {
 
     pub(crate) fn open_finder(&mut self) -> Vec<Effect> {
         let matches = match &self.files.all_paths {
-            Some(paths) => fuzzy_match("", paths.iter().map(String::as_str), true, FINDER_LIMIT),
+            Some(paths) => {
+                let shown: Vec<_> = paths.iter().map(|p| p.shown()).collect();
+                fuzzy_match("", shown.iter().map(|s| s.as_ref()), true, FINDER_LIMIT)
+            }
             None => Vec::new(),
         };
         self.overlay = Some(Overlay::Finder {
@@ -197,7 +200,15 @@ impl AppState {
                 Command::Accept | Command::Submit => {
                     let chosen = matches.get(*selected).map(|m| m.text.clone());
                     self.overlay = None;
-                    match chosen {
+                    // The finder matched the shown (escaped) text; reveal the real path.
+                    let real = chosen.and_then(|text| {
+                        self.files
+                            .all_paths
+                            .as_ref()
+                            .and_then(|all| all.iter().find(|p| p.shown() == text.as_str()))
+                            .cloned()
+                    });
+                    match real {
                         Some(path) => self.reveal(&path),
                         None => Vec::new(),
                     }

@@ -1,9 +1,11 @@
 //! The project folder: what makes a folder a project, creating one, file addresses with their
-//! authorization (`paths`), and atomic writes (`atomic`).
+//! authorization (`paths`), atomic writes (`atomic`), and opening only regular files
+//! (`regular`).
 
 pub mod atomic;
 pub mod init;
 pub mod paths;
+pub mod regular;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

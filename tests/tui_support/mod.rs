@@ -266,7 +266,7 @@ pub fn full_app(w: u16, h: u16) -> (AppState, ManualClock) {
     let root_ticket = ticket(&fx, "");
     app.update(Action::DirLoaded {
         ticket: root_ticket,
-        dir: String::new(),
+        dir: "".into(),
         result: Ok(vec![
             e(".nbook", true),
             e(".git", true),

@@ -29,7 +29,6 @@ mod plan_tests;
 #[cfg(test)]
 mod proptests;
 
-use std::fs;
 use std::path::{Component, Path};
 
 pub use commit::commit_plan;
@@ -107,19 +106,20 @@ fn check_relative(path: &str) -> Result<(), PatchError> {
     Ok(())
 }
 
-/// Read a UTF-8 text file: `Ok(None)` if it does not exist.
+/// Read a UTF-8 text file: `Ok(None)` if it does not exist. A folder, FIFO or device is
+/// refused without being opened for a blocking read.
 fn read_text(path: &Path) -> Result<Option<String>, String> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => return Err("Is a directory".to_string()),
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+    use crate::workspace::regular::{open_regular, OpenRegularError};
+    use std::io::Read as _;
+    let (mut file, _) = match open_regular(path) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Ok(None),
+        Err(OpenRegularError::Folder) => return Err("Is a directory".to_string()),
         Err(e) => return Err(e.to_string()),
-    }
-    match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| "not a UTF-8 text file".to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e.to_string()),
-    }
+    };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "not a UTF-8 text file".to_string())
 }

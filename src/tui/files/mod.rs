@@ -3,6 +3,7 @@
 
 pub mod finder;
 pub mod markdown;
+pub mod relpath;
 pub mod tree;
 
 use std::collections::HashSet;
@@ -10,11 +11,12 @@ use std::sync::Arc;
 
 use crate::tui::action::Ticket;
 use markdown::PreviewDoc;
+pub use relpath::RelPath;
 use tree::FileTree;
 
 #[derive(Clone, Debug, Default)]
 pub struct FilePreview {
-    pub path: String,
+    pub path: RelPath,
     pub doc: Option<PreviewDoc>,
     pub error: Option<String>,
     pub loading: Option<Ticket>,
@@ -29,40 +31,39 @@ pub struct FilesState {
     /// Project-relative paths an agent changed while the UI ran.
     pub changed: HashSet<String>,
     /// Every file path in the project (from the background walk), sorted.
-    pub all_paths: Option<Arc<Vec<String>>>,
+    pub all_paths: Option<Arc<Vec<RelPath>>>,
     pub walk_ticket: Option<Ticket>,
     /// A path the finder chose, revealed once its folders are listed.
-    pub reveal: Option<String>,
+    pub reveal: Option<RelPath>,
 }
 
 impl FilesState {
     /// Does this folder contain a changed file (for the mark on folders)?
-    pub fn dir_has_changes(&self, dir: &str) -> bool {
+    pub fn dir_has_changes(&self, dir: &RelPath) -> bool {
+        let Some(dir) = dir.to_str() else {
+            return false; // agents cannot name files under a non-UTF-8 folder
+        };
         let prefix = format!("{dir}/");
         self.changed.iter().any(|p| p.starts_with(&prefix))
+    }
+
+    /// Did an agent change this file?
+    pub fn is_changed(&self, path: &RelPath) -> bool {
+        path.to_str().is_some_and(|p| self.changed.contains(p))
     }
 }
 
 /// The folders above `path`, outermost first, starting with the root ("").
-pub fn ancestors(path: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut acc = String::new();
-    let parts: Vec<&str> = path.split('/').collect();
-    for part in parts.iter().take(parts.len().saturating_sub(1)) {
-        if !acc.is_empty() {
-            acc.push('/');
-        }
-        acc.push_str(part);
-        out.push(acc.clone());
-    }
-    out
+pub fn ancestors(path: &RelPath) -> Vec<RelPath> {
+    path.ancestors()
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn ancestors_outermost_first() {
-        assert_eq!(super::ancestors("a/b/c.md"), ["", "a", "a/b"]);
-        assert_eq!(super::ancestors("c.md"), [""]);
+        let a = |p: &str| super::ancestors(&p.into());
+        assert_eq!(a("a/b/c.md"), ["", "a", "a/b"].map(super::RelPath::from));
+        assert_eq!(a("c.md"), [super::RelPath::root()]);
     }
 }

@@ -1,24 +1,27 @@
 //! The lazy project tree: folders are listed only when opened (by a background job), and a
 //! flattened list of visible rows is rebuilt only when a folder opens, closes or reloads, so
 //! drawing touches just the rows on screen. `.git` is never shown; dot-folders such as
-//! `.nbook` are shown dimmed and closed.
+//! `.nbook` are shown dimmed and closed. Entries are keyed by their real names (bytes, not
+//! lossy UTF-8), so names that print alike stay distinct.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 
+use super::relpath::RelPath;
 use crate::tui::action::Ticket;
 
 /// One entry of a folder listing, as the background job returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DirEntry {
-    pub name: String,
+    pub name: OsString,
     pub is_dir: bool,
 }
 
 #[derive(Clone, Debug)]
 pub struct Node {
-    pub name: String,
+    pub name: OsString,
     /// Project-relative path with `/` separators; "" for the root.
-    pub path: String,
+    pub path: RelPath,
     pub is_dir: bool,
     pub depth: u16,
     pub parent: Option<usize>,
@@ -35,18 +38,18 @@ pub struct Node {
 #[derive(Debug, PartialEq, Eq)]
 pub enum Open {
     /// A folder that must be listed first (its path).
-    Load(String),
+    Load(RelPath),
     /// A folder opened or closed from what is already known.
     Toggled,
     /// A file: preview it.
-    File(String),
+    File(RelPath),
     Nothing,
 }
 
 #[derive(Clone, Debug)]
 pub struct FileTree {
     nodes: Vec<Node>,
-    by_path: HashMap<String, usize>,
+    by_path: HashMap<RelPath, usize>,
     rows: Vec<usize>,
     pub selected: usize,
     pub offset: usize,
@@ -58,15 +61,19 @@ impl Default for FileTree {
     }
 }
 
-fn sort_key(n: &Node) -> (bool, String, String) {
-    (!n.is_dir, n.name.to_lowercase(), n.name.clone())
+fn sort_key(n: &Node) -> (bool, String, OsString) {
+    (
+        !n.is_dir,
+        n.name.to_string_lossy().to_lowercase(),
+        n.name.clone(),
+    )
 }
 
 impl FileTree {
     pub fn new() -> FileTree {
         let root = Node {
-            name: String::new(),
-            path: String::new(),
+            name: OsString::new(),
+            path: RelPath::root(),
             is_dir: true,
             depth: 0,
             parent: None,
@@ -76,7 +83,7 @@ impl FileTree {
             hidden: false,
         };
         let mut by_path = HashMap::new();
-        by_path.insert(String::new(), 0);
+        by_path.insert(RelPath::root(), 0);
         FileTree {
             nodes: vec![root],
             by_path,
@@ -94,8 +101,10 @@ impl FileTree {
         self.nodes.get(id)
     }
 
-    pub fn node_by_path(&self, path: &str) -> Option<&Node> {
-        self.by_path.get(path).and_then(|i| self.nodes.get(*i))
+    pub fn node_by_path(&self, path: impl Into<RelPath>) -> Option<&Node> {
+        self.by_path
+            .get(&path.into())
+            .and_then(|i| self.nodes.get(*i))
     }
 
     pub fn root_loaded(&self) -> bool {
@@ -109,28 +118,34 @@ impl FileTree {
     }
 
     /// Remember that a listing of `dir` is in flight under `ticket`.
-    pub fn mark_loading(&mut self, dir: &str, ticket: Ticket) {
-        if let Some(&i) = self.by_path.get(dir) {
+    pub fn mark_loading(&mut self, dir: impl Into<RelPath>, ticket: Ticket) {
+        if let Some(&i) = self.by_path.get(&dir.into()) {
             self.nodes[i].loading = Some(ticket);
         }
     }
 
     /// Is `dir` a known, listed folder?
-    pub fn is_listed(&self, dir: &str) -> bool {
+    pub fn is_listed(&self, dir: impl Into<RelPath>) -> bool {
         self.node_by_path(dir).is_some_and(|n| n.children.is_some())
     }
 
     /// Apply a listing. Returns false when it is stale (a newer listing is in flight) or the
     /// folder is unknown. Known children keep their state (open folders stay open).
-    pub fn apply_listing(&mut self, dir: &str, ticket: Ticket, entries: Vec<DirEntry>) -> bool {
-        let Some(&id) = self.by_path.get(dir) else {
+    pub fn apply_listing(
+        &mut self,
+        dir: impl Into<RelPath>,
+        ticket: Ticket,
+        entries: Vec<DirEntry>,
+    ) -> bool {
+        let dir = dir.into();
+        let Some(&id) = self.by_path.get(&dir) else {
             return false;
         };
         if self.nodes[id].loading.is_some_and(|t| t != ticket) {
             return false;
         }
         self.nodes[id].loading = None;
-        let old: HashMap<String, usize> = self.nodes[id]
+        let old: HashMap<OsString, usize> = self.nodes[id]
             .children
             .iter()
             .flatten()
@@ -139,7 +154,7 @@ impl FileTree {
         let depth = self.nodes[id].depth + 1;
         let mut children = Vec::with_capacity(entries.len());
         for e in entries {
-            if e.name == ".git" || e.name.is_empty() {
+            if e.name.as_os_str() == ".git" || e.name.is_empty() {
                 continue;
             }
             if let Some(&c) = old.get(&e.name) {
@@ -148,14 +163,10 @@ impl FileTree {
                     continue;
                 }
             }
-            let path = if dir.is_empty() {
-                e.name.clone()
-            } else {
-                format!("{dir}/{}", e.name)
-            };
+            let path = dir.join(&e.name);
             let c = self.nodes.len();
             self.nodes.push(Node {
-                hidden: e.name.starts_with('.'),
+                hidden: e.name.as_encoded_bytes().first() == Some(&b'.'),
                 name: e.name,
                 path: path.clone(),
                 is_dir: e.is_dir,
@@ -247,8 +258,8 @@ impl FileTree {
     }
 
     /// Mark a folder open (used while revealing a path); returns true if it needs a listing.
-    pub fn expand_path(&mut self, dir: &str) -> bool {
-        let Some(&id) = self.by_path.get(dir) else {
+    pub fn expand_path(&mut self, dir: impl Into<RelPath>) -> bool {
+        let Some(&id) = self.by_path.get(&dir.into()) else {
             return false;
         };
         self.nodes[id].expanded = true;
@@ -258,8 +269,8 @@ impl FileTree {
     }
 
     /// Select the row showing `path`, if visible.
-    pub fn select_path(&mut self, path: &str) -> bool {
-        let Some(&id) = self.by_path.get(path) else {
+    pub fn select_path(&mut self, path: impl Into<RelPath>) -> bool {
+        let Some(&id) = self.by_path.get(&path.into()) else {
             return false;
         };
         match self.rows.iter().position(|&r| r == id) {

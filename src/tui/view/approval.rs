@@ -176,7 +176,10 @@ pub fn body_rows(body: &PreviewBody, summary: &str, t: &Theme) -> Vec<Row> {
             rows
         }
         PreviewBody::Text { text } => {
-            let mut rows = vec![plain(summary.to_string(), t.diff_header)];
+            let mut rows = vec![plain(
+                crate::text::escape_for_terminal(summary).into_owned(),
+                t.diff_header,
+            )];
             rows.extend(text.lines().map(|l| (Line::from(l.to_string()), 0)));
             rows
         }
@@ -228,8 +231,12 @@ fn compact(v: &Value) -> String {
 
 fn file_label(c: &FileChange) -> String {
     let base = match &c.move_to {
-        Some(to) => format!("{} → {to}", c.path),
-        None => c.path.clone(),
+        Some(to) => format!(
+            "{} → {}",
+            crate::text::escape_for_terminal(&c.path),
+            crate::text::escape_for_terminal(to)
+        ),
+        None => crate::text::escape_for_terminal(&c.path).into_owned(),
     };
     match c.kind {
         ChangeKind::Add => format!("{base} (new) (+{})", c.added),

@@ -38,12 +38,15 @@ fn detail_title(app: &AppState) -> String {
     match app.focus {
         Pane::Files => match &app.files.preview {
             Some(p) => {
-                let mark = if app.files.changed.contains(&p.path) {
+                let mark = if app.files.is_changed(&p.path) {
                     " ● changed by an agent"
+                } else if p.path.to_str().is_none() {
+                    // Agents' tools take UTF-8 paths; say so instead of letting them guess.
+                    " · not UTF-8: agents' tools cannot address it"
                 } else {
                     ""
                 };
-                format!(" {}{mark} ", p.path)
+                format!(" {}{mark} ", p.path.shown())
             }
             None => " Preview ".into(),
         },
@@ -78,9 +81,12 @@ fn file_preview(app: &AppState, area: Rect, buf: &mut Buffer) {
                 let text = match count {
                     Some(c) => format!(
                         "Folder {} — {c} entries. l or Enter opens it; / finds a file.",
-                        n.path
+                        n.path.shown()
                     ),
-                    None => format!("Folder {} — l or Enter opens it; / finds a file.", n.path),
+                    None => format!(
+                        "Folder {} — l or Enter opens it; / finds a file.",
+                        n.path.shown()
+                    ),
                 };
                 note(buf, text);
             }
@@ -97,7 +103,7 @@ fn file_preview(app: &AppState, area: Rect, buf: &mut Buffer) {
             buf,
             [(
                 Line::from(Span::styled(
-                    format!("Cannot read {}: {e}", p.path),
+                    format!("Cannot read {}: {e}", p.path.shown()),
                     t.status_error,
                 )),
                 0,

@@ -92,7 +92,7 @@ fn pane_title(app: &AppState, pane: Pane) -> String {
 pub fn summary(app: &AppState, pane: Pane) -> String {
     match pane {
         Pane::Files => match app.files.tree.selected_node() {
-            Some(n) => n.path.clone(),
+            Some(n) => n.path.shown().into_owned(),
             None => "project files".into(),
         },
         Pane::Story => super::story::summary(app),
@@ -168,7 +168,7 @@ fn draw_files(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
         let mut spans = vec![
             Span::raw(indent),
             Span::styled(icon, t.dim),
-            Span::styled(n.name.clone(), style),
+            Span::styled(crate::text::escape_os(&n.name).into_owned(), style),
         ];
         if n.loading.is_some() && n.expanded {
             spans.push(Span::styled(" …", t.dim));
@@ -176,7 +176,7 @@ fn draw_files(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
         let marked = if n.is_dir {
             app.files.dir_has_changes(&n.path)
         } else {
-            app.files.changed.contains(&n.path)
+            app.files.is_changed(&n.path)
         };
         if marked {
             spans.push(Span::styled(if n.is_dir { " •" } else { " ●" }, t.changed));
@@ -311,7 +311,10 @@ fn draw_sessions(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
         if let Some(p) = &info.parent {
             spans.push(Span::styled(format!(" ↑{p}"), t.dim));
         }
-        spans.push(Span::raw(format!(" {}", info.title)));
+        spans.push(Span::raw(format!(
+            " {}",
+            crate::text::escape_for_terminal(&info.title)
+        )));
         let mut line = Line::from(spans);
         if off + i == s.selected {
             line = line.style(sel_style(app, focused));

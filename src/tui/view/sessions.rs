@@ -177,7 +177,10 @@ fn header(app: &AppState, info: &SessionInfo, tr: Option<&Transcript>) -> Line<'
         ),
         t.dim,
     ));
-    spans.push(Span::styled(format!(" · {}", info.title), t.dim));
+    spans.push(Span::styled(
+        format!(" · {}", crate::text::escape_for_terminal(&info.title)),
+        t.dim,
+    ));
     Line::from(spans)
 }
 

@@ -99,6 +99,8 @@ fn row_line(
     badge: Option<(String, Style)>,
     dim: Style,
 ) -> Line<'static> {
+    // Record titles are data: controls and bidi overrides in them are shown, not obeyed.
+    let title = &*crate::text::escape_for_terminal(title);
     let lead_w: usize = lead.iter().map(|s| s.content.width()).sum();
     let badge_w = badge.as_ref().map(|(b, _)| b.width() + 1).unwrap_or(0);
     let mut tail = tail;
