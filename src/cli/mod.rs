@@ -250,6 +250,9 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
 /// Open the engine on a project folder, with config loaded (global + project).
 pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failure> {
     let ws = Workspace::open(path).map_err(Failure::usage)?;
+    for note in ws.recovery() {
+        eprintln!("nbook: repaired: {note}");
+    }
     let config = Config::load(dirs, Some(ws.root())).map_err(Failure::usage)?;
     let engine = Engine::open(ws, config, dirs).map_err(Failure::tool)?;
     for e in engine.profile_errors() {

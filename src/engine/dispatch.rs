@@ -151,11 +151,17 @@ impl Engine {
             return self.call_staged(tool, ctx, call, approval).await;
         }
         if !tool.mutates().for_call(&call.arguments) {
-            return self.execute(tool, ctx, call, call.arguments.clone()).await;
+            return self
+                .execute(tool, ctx, call, call.arguments.clone(), None)
+                .await;
         }
         let targets = tool.write_targets(&ctx, &call.arguments);
         let grant_allowed = match self.verdict(&ctx, call, &targets) {
-            Verdict::Run => return self.execute(tool, ctx, call, call.arguments.clone()).await,
+            Verdict::Run => {
+                return self
+                    .execute(tool, ctx, call, call.arguments.clone(), Some(targets))
+                    .await
+            }
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
@@ -176,7 +182,9 @@ impl Engine {
                 if let Err(r) = self.validate_edit(call, &new_args) {
                     return *r;
                 }
-                self.execute(tool, ctx, call, new_args).await
+                // The author wrote these arguments: their targets as they resolve now.
+                let edited = tool.write_targets(&ctx, &new_args);
+                self.execute(tool, ctx, call, new_args, Some(edited)).await
             }
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 // The author approved what the preview showed; if the target moved since, refuse.
@@ -203,7 +211,8 @@ impl Engine {
                 if d == Decision::ApproveForSession && grant_allowed {
                     self.grant(&ctx.session_id, &call.name, &targets);
                 }
-                self.execute(tool, ctx, call, call.arguments.clone()).await
+                self.execute(tool, ctx, call, call.arguments.clone(), Some(targets))
+                    .await
             }
         }
     }
@@ -534,13 +543,16 @@ impl Engine {
         ctx: ToolCtx,
         call: &ToolCall,
         args: Value,
+        approved: Option<Vec<String>>,
     ) -> CallResult {
         let session_id = ctx.session_id.clone();
         // Dropping this future (the run was cancelled) cancels the tool's token.
         let _abandon = ctx.cancel.clone().drop_guard();
-        let outcome = tokio::task::spawn_blocking(move || tool.run(&ctx, &args))
-            .await
-            .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
+        let outcome = tokio::task::spawn_blocking(move || {
+            tool.run_approved(&ctx, &args, approved.as_deref())
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
         self.finish(&session_id, call, outcome)
     }
 

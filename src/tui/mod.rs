@@ -73,6 +73,9 @@ pub fn build_app(
     for e in engine.profile_errors() {
         notices.push(format!("profile: {e}"));
     }
+    for note in engine.workspace().recovery() {
+        notices.push(format!("repaired: {note}"));
+    }
     let profiles = engine
         .profiles()
         .iter()
