@@ -198,6 +198,11 @@ impl Target {
         let mut created = Vec::new();
         let result = self.ensure_dir(&mut created).and_then(|dir| {
             stage_at(&dir, &name, &temp, bytes)?;
+            // Test-only failpoint (inert without the variable): a kill between the temp file
+            // and the rename, which the next open must clean up.
+            if std::env::var_os("NBOOK_FAILPOINT").is_some_and(|v| v == "write_after_stage") {
+                std::process::abort();
+            }
             replace_at(&dir, &temp, &name).inspect_err(|_| {
                 let _ = rustix::fs::unlinkat(&*dir, temp.as_os_str(), AtFlags::empty());
             })
