@@ -175,9 +175,9 @@ impl Tool for ApplyPatch {
         // was approved; the plan reads and the commit writes through these same handles.
         let mut targets: HashMap<String, Target> = HashMap::new();
         for p in hunk_paths(&hunks) {
-            if !targets.contains_key(&p) {
-                let t = approved_target(ctx, &p, approved)?;
-                targets.insert(p, t);
+            if let std::collections::hash_map::Entry::Vacant(slot) = targets.entry(p) {
+                let t = approved_target(ctx, slot.key(), approved)?;
+                slot.insert(t);
             }
         }
         let mut read = |p: &str| -> Result<Option<String>, String> {
