@@ -372,6 +372,12 @@ pub fn open_engine_report(
     dirs: &Dirs,
 ) -> Result<(Engine, LoadReport), Failure> {
     let ws = Workspace::open(&project_path(Some(path.to_path_buf()))).map_err(Failure::usage)?;
+    for n in ws.recovery() {
+        note(format!(
+            "nbook: repaired: {}",
+            crate::text::escape_message(&n.to_string())
+        ));
+    }
     let mut report = Config::load_report(dirs, Some(ws.root())).map_err(Failure::usage)?;
     let engine = Engine::open(ws, report.config.clone(), dirs).map_err(Failure::tool)?;
     report.check_tool_names(engine.registry().names());

@@ -209,7 +209,10 @@ impl Engine {
         };
         if !tool.mutates().for_call(&call.arguments) {
             return match egress {
-                None => self.execute(tool, ctx, call, call.arguments.clone()).await,
+                None => {
+                    self.execute(tool, ctx, call, call.arguments.clone(), None)
+                        .await
+                }
                 Some(requests) => self.call_egress(tool, ctx, call, requests, approval).await,
             };
         }
@@ -219,7 +222,11 @@ impl Engine {
             verdict = policy::combine(verdict, self.egress_verdict(&ctx, call, requests));
         }
         let grant_allowed = match verdict {
-            Verdict::Run => return self.execute(tool, ctx, call, call.arguments.clone()).await,
+            Verdict::Run => {
+                return self
+                    .execute(tool, ctx, call, call.arguments.clone(), Some(targets))
+                    .await
+            }
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
@@ -257,7 +264,9 @@ impl Engine {
                 if let Err(r) = self.validate_edit(call, &new_args) {
                     return *r;
                 }
-                self.execute(tool, ctx, call, new_args).await
+                // The author wrote these arguments: their targets as they resolve now.
+                let edited = tool.write_targets(&ctx, &new_args);
+                self.execute(tool, ctx, call, new_args, Some(edited)).await
             }
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 // The author approved what the preview showed; if the target moved since, refuse.
@@ -287,7 +296,8 @@ impl Engine {
                         self.grant_egress(&ctx.session_id, requests);
                     }
                 }
-                self.execute(tool, ctx, call, call.arguments.clone()).await
+                self.execute(tool, ctx, call, call.arguments.clone(), Some(targets))
+                    .await
             }
         }
     }
@@ -642,13 +652,16 @@ impl Engine {
         ctx: ToolCtx,
         call: &ToolCall,
         args: Value,
+        approved: Option<Vec<String>>,
     ) -> CallResult {
         let session_id = ctx.session_id.clone();
         // Dropping this future (the run was cancelled) cancels the tool's token.
         let _abandon = ctx.cancel.clone().drop_guard();
-        let outcome = tokio::task::spawn_blocking(move || tool.run(&ctx, &args))
-            .await
-            .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
+        let outcome = tokio::task::spawn_blocking(move || {
+            tool.run_approved(&ctx, &args, approved.as_deref())
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
         self.finish(&session_id, call, outcome)
     }
 

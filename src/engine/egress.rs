@@ -46,7 +46,11 @@ impl Engine {
         approval: Approval,
     ) -> CallResult {
         let grant_allowed = match self.egress_verdict(&ctx, call, &requests) {
-            Verdict::Run => return self.execute(tool, ctx, call, call.arguments.clone()).await,
+            Verdict::Run => {
+                return self
+                    .execute(tool, ctx, call, call.arguments.clone(), None)
+                    .await
+            }
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
@@ -64,13 +68,14 @@ impl Engine {
                 if let Err(r) = self.validate_edit(call, &new_args) {
                     return *r;
                 }
-                self.execute(tool, ctx, call, new_args).await
+                self.execute(tool, ctx, call, new_args, None).await
             }
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 if d == Decision::ApproveForSession && grant_allowed {
                     self.grant_egress(&ctx.session_id, &requests);
                 }
-                self.execute(tool, ctx, call, call.arguments.clone()).await
+                self.execute(tool, ctx, call, call.arguments.clone(), None)
+                    .await
             }
         }
     }

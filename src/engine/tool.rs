@@ -195,6 +195,19 @@ pub trait Tool: Send + Sync {
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError>;
+    /// `run` for a mutating call decided on `approved`: the `write_targets` the policy (plan
+    /// exemption, grants) and the author judged. File tools re-resolve every destination at
+    /// commit time and fail as stale when one no longer resolves to an approved target (a
+    /// folder swapped for a link meanwhile). `None`: no decision to honour.
+    fn run_approved(
+        &self,
+        ctx: &ToolCtx,
+        args: &Value,
+        approved: Option<&[String]>,
+    ) -> Result<ToolOutput, ToolError> {
+        let _ = approved;
+        self.run(ctx, args)
+    }
     /// Staging tools (declared `Mutates::Depends`) find out whether a call mutates by doing
     /// it inside a transaction that is rolled back: they return `Some(stage(..))` with a record
     /// of the effect, and the engine applies or discards it after the policy and the author

@@ -5,12 +5,14 @@
 
 use serde_json::{json, Value};
 
-use super::files::{check_new_segments, fingerprint, read_text};
+use std::collections::HashMap;
+
+use super::files::{approved_target, check_new_segments, fingerprint, read_text};
 use super::patch::{self, Hunk, PlannedFile, PlannedKind};
 use super::preview_diff::bounded_diff;
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
-use crate::workspace::Access;
+use crate::workspace::{Access, Target};
 
 pub struct ApplyPatch;
 
@@ -181,12 +183,45 @@ impl Tool for ApplyPatch {
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (hunks, planned) = plan(ctx, args)?;
-        let resolve = |p: &str| -> Result<std::path::PathBuf, String> {
-            ctx.workspace
-                .resolve(p, Access::Write)
-                .map(|r| r.abs)
-                .map_err(|e| e.to_string())
+        self.run_approved(ctx, args, None)
+    }
+    fn run_approved(
+        &self,
+        ctx: &ToolCtx,
+        args: &Value,
+        approved: Option<&[String]>,
+    ) -> Result<ToolOutput, ToolError> {
+        let hunks =
+            patch::parse_patch(patch_arg(args)).map_err(|e| ToolError::failed(e.to_string()))?;
+        // Resolve every destination once, through held folders, and check it against what
+        // was approved; the plan reads and the commit writes through these same handles.
+        let mut targets: HashMap<String, Target> = HashMap::new();
+        for p in hunk_paths(&hunks) {
+            if let std::collections::hash_map::Entry::Vacant(slot) = targets.entry(p) {
+                let t = approved_target(ctx, slot.key(), approved)?;
+                slot.insert(t);
+            }
+        }
+        let mut read = |p: &str| -> Result<Option<String>, String> {
+            let t = targets
+                .get(p)
+                .ok_or_else(|| format!("{p} was not resolved"))?;
+            match t.read_bytes() {
+                Ok(None) => Ok(None),
+                Ok(Some(_)) if t.is_dir() => Err("Is a directory".into()),
+                Ok(Some(bytes)) => String::from_utf8(bytes)
+                    .map(Some)
+                    .map_err(|_| "not a UTF-8 text file".into()),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        let planned =
+            patch::plan_patch(&hunks, &mut read).map_err(|e| ToolError::failed(e.to_string()))?;
+        let resolve = |p: &str| -> Result<Target, String> {
+            targets
+                .get(p)
+                .cloned()
+                .ok_or_else(|| format!("{p} was not resolved"))
         };
         let lines =
             patch::commit_plan(&planned, &resolve).map_err(|e| ToolError::failed(e.to_string()))?;

@@ -14,7 +14,7 @@ pub use super::read_window::{READ_MAX_BYTES, READ_MAX_LINES};
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
 use crate::workspace::regular::{open_regular, special_file_kind, OpenRegularError};
-use crate::workspace::{atomic_write, Access, Resolved};
+use crate::workspace::{Access, Resolved, Target};
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or_default()
@@ -160,14 +160,54 @@ fn write_diff(r: &Resolved, new: &str) -> Result<(bool, u64, BoundedDiff), ToolE
     Ok((true, len, diff))
 }
 
-fn write_file(r: &Resolved, content: &str) -> Result<(), ToolError> {
-    atomic_write(&r.abs, content.as_bytes()).map_err(|e| {
+/// Resolve `path` as a write destination through held folder handles. When the call was
+/// decided on `approved` targets (plan exemption, grant, the author), the destination must
+/// still resolve to one of them: a folder swapped for a link after the decision makes the
+/// call stale instead of sending the write elsewhere.
+pub fn approved_target(
+    ctx: &ToolCtx,
+    path: &str,
+    approved: Option<&[String]>,
+) -> Result<Target, ToolError> {
+    let t = ctx
+        .workspace
+        .target(path)
+        .map_err(|e| ToolError::failed(e.to_string()))?;
+    match approved {
+        Some(list) if !list.iter().any(|a| a == t.display()) => Err(ToolError::Stale(format!(
+            "{path} now resolves to {}, not to the approved {}; nothing was written. A folder on the path changed (for example into a symlink) after the decision; check it and propose the change anew.",
+            t.display(),
+            list.join(", ")
+        ))),
+        _ => Ok(t),
+    }
+}
+
+/// The destination's current text, read through the held folder (what the write replaces).
+fn target_text(t: &Target) -> Result<Option<String>, ToolError> {
+    match t.read_bytes() {
+        Ok(None) => Ok(None),
+        Ok(Some(bytes)) => String::from_utf8(bytes).map(Some).map_err(|_| {
+            ToolError::failed(format!(
+                "{} is not UTF-8 text; the file tools only edit text",
+                t.display()
+            ))
+        }),
+        Err(e) => Err(ToolError::failed(format!(
+            "cannot read {}: {e}",
+            t.display()
+        ))),
+    }
+}
+
+fn write_file(t: &Target, content: &str) -> Result<(), ToolError> {
+    t.write(content.as_bytes()).map_err(|e| {
         let hint = if e.kind() == std::io::ErrorKind::PermissionDenied {
             " (the project folder is not writable; check its permissions)"
         } else {
             ""
         };
-        ToolError::failed(format!("cannot write {}: {e}{hint}", r.display))
+        ToolError::failed(format!("cannot write {}: {e}{hint}", t.display()))
     })
 }
 
@@ -289,21 +329,31 @@ impl Tool for Write {
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let r = resolve_creatable(ctx, str_arg(args, "path"))?;
-        if r.abs.is_dir() {
-            return Err(ToolError::failed(format!("{} is a folder", r.display)));
+        self.run_approved(ctx, args, None)
+    }
+    fn run_approved(
+        &self,
+        ctx: &ToolCtx,
+        args: &Value,
+        approved: Option<&[String]>,
+    ) -> Result<ToolOutput, ToolError> {
+        // New path segments are checked (control/bidi characters) before anything else.
+        resolve_creatable(ctx, str_arg(args, "path"))?;
+        let t = approved_target(ctx, str_arg(args, "path"), approved)?;
+        if t.is_dir() {
+            return Err(ToolError::failed(format!("{} is a folder", t.display())));
         }
-        check_regular_target(&r)?;
+        check_regular_target(&t.resolved)?;
         let content = str_arg(args, "content");
-        write_file(&r, content)?;
+        write_file(&t, content)?;
         Ok(ToolOutput {
             content: format!(
                 "Successfully wrote {} bytes to {}",
                 content.len(),
-                r.display
+                t.display()
             ),
             details: None,
-            changed_paths: vec![r.display],
+            changed_paths: vec![t.resolved.display],
             state_updates: Vec::new(),
         })
     }
@@ -459,8 +509,30 @@ impl Tool for Edit {
         })
     }
     fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (r, original, new, first) = planned_edit(ctx, args)?;
-        write_file(&r, &new)?;
+        self.run_approved(ctx, args, None)
+    }
+    fn run_approved(
+        &self,
+        ctx: &ToolCtx,
+        args: &Value,
+        approved: Option<&[String]>,
+    ) -> Result<ToolOutput, ToolError> {
+        // The edit applies to the file the held folder holds now, the one that is replaced.
+        let t = approved_target(ctx, str_arg(args, "path"), approved)?;
+        let original = target_text(&t)?.ok_or_else(|| {
+            ToolError::failed(format!(
+                "{} does not exist; use write to create it",
+                t.display()
+            ))
+        })?;
+        let edits = args
+            .get("edits")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let (new, first) = apply_edits(t.display(), &original, &edits)?;
+        write_file(&t, &new)?;
+        let r = t.resolved;
         let diff = bounded_diff(&r.display, &original, &new).text;
         let blocks = args
             .get("edits")

@@ -78,6 +78,9 @@ pub fn build_app(
         notices.push(format!("profile: {e}"));
     }
     notices.extend(engine.database_read_only());
+    for note in engine.workspace().recovery() {
+        notices.push(format!("repaired: {note}"));
+    }
     let profiles = engine
         .profiles()
         .iter()

@@ -2,12 +2,18 @@
 //!
 //! An address is either relative to the current project root, or `workspace/<project>/<path>`
 //! for a sibling project that is open in this process. Every address is normalised lexically,
-//! then its nearest existing ancestor is resolved through symlinks and the result must stay
-//! inside the (real) root of the project it names. Anything else is refused.
+//! then walked from the project's held root handle through its symlinks (`walk`), and the real
+//! path that comes out must stay inside the root of the project it names. Anything else is
+//! refused. Writes go through the [`Target`] the same walk returns, so what was checked is what
+//! is written.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
-use super::{Workspace, WorkspaceError};
+use super::target::Target;
+use super::walk::{components, walk, Walk};
+use super::{RootDir, Workspace, WorkspaceError};
 
 /// A file address that passed authorization.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +38,21 @@ pub enum Access {
 impl Workspace {
     /// Resolve and authorize `addr` for `access`.
     pub fn resolve(&self, addr: &str, access: Access) -> Result<Resolved, WorkspaceError> {
+        self.locate(addr, access).map(|(resolved, _, _)| resolved)
+    }
+
+    /// Resolve and authorize `addr` as a write destination, keeping the folder handles the
+    /// check went through: writing through the returned target cannot land anywhere else.
+    pub fn target(&self, addr: &str) -> Result<Target, WorkspaceError> {
+        let (resolved, walked, root) = self.locate(addr, Access::Write)?;
+        Ok(Target::new(resolved, walked, root))
+    }
+
+    fn locate(
+        &self,
+        addr: &str,
+        access: Access,
+    ) -> Result<(Resolved, Walk, Arc<RootDir>), WorkspaceError> {
         let refuse = |why: &str| WorkspaceError::PathRefused {
             path: addr.to_string(),
             why: why.to_string(),
@@ -44,16 +65,18 @@ impl Workspace {
             return Err(refuse("the path contains a NUL byte"));
         }
         let as_path = Path::new(trimmed);
-        let (root, rel_input, sibling): (&Path, PathBuf, Option<&str>) = if as_path.is_absolute() {
+        let (root, rel_input, sibling): (&Arc<RootDir>, PathBuf, Option<&str>) = if as_path
+            .is_absolute()
+        {
             let normal = normalize(as_path).ok_or_else(|| refuse("it climbs above /"))?;
             match normal.strip_prefix(self.root()) {
-                Ok(rest) => (self.root(), rest.to_path_buf(), None),
-                Err(_) => {
-                    return Err(refuse(
-                        "absolute paths outside the project are not allowed; use a project-relative path",
-                    ))
+                    Ok(rest) => (self.root_dir(), rest.to_path_buf(), None),
+                    Err(_) => {
+                        return Err(refuse(
+                            "absolute paths outside the project are not allowed; use a project-relative path",
+                        ))
+                    }
                 }
-            }
         } else if let Some(rest) = trimmed.strip_prefix("workspace/") {
             let mut parts = rest.splitn(2, '/');
             let project = parts.next().unwrap_or_default();
@@ -64,9 +87,9 @@ impl Workspace {
                 ));
             }
             if project == self.name() {
-                (self.root(), PathBuf::from(inner), None)
+                (self.root_dir(), PathBuf::from(inner), None)
             } else {
-                match self.sibling_root(project) {
+                match self.sibling_dir(project) {
                     Some(r) => (r, PathBuf::from(inner), Some(project)),
                     None => {
                         return Err(refuse(&format!(
@@ -76,21 +99,17 @@ impl Workspace {
                 }
             }
         } else {
-            (self.root(), PathBuf::from(trimmed), None)
+            (self.root_dir(), PathBuf::from(trimmed), None)
         };
 
         let rel = normalize(&rel_input).ok_or_else(|| refuse("it leaves the project root"))?;
         // Everything below works on the real path: a symlink inside the project that points
         // elsewhere in it is followed, so checks (.nbook, plan-folder exemption) and I/O
         // see the file that will really change.
-        let abs = real_path_inside(root, &root.join(&rel)).map_err(|why| refuse(&why))?;
-        let rel = abs
-            .strip_prefix(root)
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+        let (walked, rel) = root.locate(&rel).map_err(|why| refuse(&why))?;
         let rel_str = rel
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy())
+            .iter()
+            .map(|c| c.to_string_lossy())
             .collect::<Vec<_>>()
             .join("/");
         if access == Access::Write {
@@ -108,12 +127,55 @@ impl Workspace {
             Some(p) => format!("workspace/{p}/{rel_str}"),
             None => rel_str.clone(),
         };
-        Ok(Resolved {
-            abs,
+        let resolved = Resolved {
+            abs: walked.abs(),
             display,
             rel: rel_str,
             in_current: sibling.is_none(),
-        })
+        };
+        Ok((resolved, walked, root.clone()))
+    }
+}
+
+impl RootDir {
+    /// Walk `rel` (lexically normalised) from this folder's handle; the real path must stay
+    /// inside it. Returns the walk and the real path's components below this folder.
+    pub fn locate(&self, rel: &Path) -> Result<(Walk, Vec<OsString>), String> {
+        let walked = walk(&self.fd, &self.path, &components(rel))?;
+        let root = components(&self.path);
+        if !walked.dir_abs.starts_with(&root) {
+            return Err("its real path (after following symlinks) leaves the project root".into());
+        }
+        let rel = walked.dir_abs[root.len()..]
+            .iter()
+            .chain(&walked.tail)
+            .cloned()
+            .collect();
+        Ok((walked, rel))
+    }
+
+    /// A write destination below a plain folder (no project rules beyond staying inside):
+    /// what [`crate::tools::patch::apply_to_dir`] and the patch tests commit to.
+    pub fn target(self: &Arc<Self>, rel: &str) -> Result<Target, String> {
+        let rel_path = normalize(Path::new(rel))
+            .filter(|p| !p.is_absolute())
+            .ok_or_else(|| "it leaves the folder".to_string())?;
+        let (walked, comps) = self.locate(&rel_path)?;
+        if comps.is_empty() {
+            return Err("cannot write to the folder itself".into());
+        }
+        let rel_str = comps
+            .iter()
+            .map(|c| c.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/");
+        let resolved = Resolved {
+            abs: walked.abs(),
+            display: rel_str.clone(),
+            rel: rel_str,
+            in_current: true,
+        };
+        Ok(Target::new(resolved, walked, self.clone()))
     }
 }
 
@@ -141,39 +203,6 @@ fn normalize(p: &Path) -> Option<PathBuf> {
         }
     }
     Some(out)
-}
-
-/// Walk up from `target` to its nearest existing ancestor, resolve that through symlinks,
-/// re-append the missing segments and require the result to stay inside `root` (already
-/// real). Returns that real path.
-fn real_path_inside(root: &Path, target: &Path) -> Result<PathBuf, String> {
-    let mut existing = target.to_path_buf();
-    let mut missing: Vec<std::ffi::OsString> = Vec::new();
-    loop {
-        if std::fs::symlink_metadata(&existing).is_ok() {
-            break;
-        }
-        match (existing.file_name(), existing.parent()) {
-            (Some(name), Some(parent)) => {
-                missing.push(name.to_os_string());
-                existing = parent.to_path_buf();
-            }
-            _ => return Err("no part of the path exists".into()),
-        }
-    }
-    let real = std::fs::canonicalize(&existing).map_err(|_| {
-        // A dangling symlink: its target does not exist, so we cannot prove containment.
-        "it goes through a symlink whose target does not exist".to_string()
-    })?;
-    let mut full = real;
-    for seg in missing.iter().rev() {
-        full.push(seg);
-    }
-    if full.starts_with(root) {
-        Ok(full)
-    } else {
-        Err("its real path (after following symlinks) leaves the project root".into())
-    }
 }
 
 #[cfg(test)]

@@ -1,65 +1,123 @@
-//! All-or-nothing commit of a plan to disk.
+//! All-or-nothing commit of a plan to disk, crash-safe through the project's commit journal.
 //!
-//! 1. Fold the plan into one final state per destination (content, or "absent").
-//! 2. Refuse destinations that are directories.
-//! 3. Stage every new content in a temp file beside its destination (creating missing parent
-//!    folders and remembering them), fsync it.
-//! 4. Swap: move each existing destination aside to a backup name, rename the temp into place;
-//!    deletions (and move sources) are moved aside last.
-//! 5. Remove the backups.
+//! 1. Fold the plan into one final state per destination (content, or "absent"); every
+//!    destination is a [`Target`]: the real path the check resolved, with its folder held
+//!    open. Every file operation below is relative to those handles (`renameat` within one
+//!    folder), so nothing can be redirected by a folder swapped for a link meanwhile.
+//! 2. Refuse destinations that are folders.
+//! 3. Journal (state `staging`, fsynced): every destination, its temp name, its backup name,
+//!    the operation and the new content's length and hash (see `workspace::journal`).
+//! 4. Stage every new content in its temp file beside its destination (creating missing
+//!    folders), fsync it; then mark the journal `committing` — before the first rename.
+//! 5. Swap: move each existing destination aside to its backup name, rename the temp into
+//!    place; deletions (and move sources) are moved aside last.
+//! 6. Remove the backups, then the journal.
 //!
-//! A failure in steps 2–4 undoes everything done so far (placed files removed, backups renamed
-//! back, temps and created folders removed), so the tree is byte-identical to before.
+//! A failure in steps 2–5 undoes everything done so far (placed files removed, backups renamed
+//! back, temps and created folders removed), so the tree is byte-identical to before. A kill
+//! at any point is repaired on the next open of the project (rolled forward or back, whole).
+//!
+//! Test-only failpoint: `NBOOK_FAILPOINT=apply_patch_after_rename:N` aborts the process right
+//! after the N-th rename of the swap (inert without the variable).
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::io::OwnedFd;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rustix::fs::{fsync, renameat, statat, unlinkat, AtFlags};
+use rustix::io::Errno;
 
 use super::error::PatchError;
 use super::plan::{PlannedFile, PlannedKind};
+use crate::workspace::atomic::{sibling_name, stage_at, BACKUP_TAG, TEMP_TAG};
+use crate::workspace::journal::{content_hash, Entry, JPath, Journal, Op, Record, State};
+use crate::workspace::{RootDir, Target};
+
+/// Resolves a path of the patch to its checked destination.
+pub type ResolveFn<'a> = dyn Fn(&str) -> Result<Target, String> + 'a;
 
 /// The final state of one destination.
-struct Target {
+struct Slot {
     /// The path as written in the patch, for messages.
     display: String,
-    abs: PathBuf,
+    target: Target,
     content: Option<String>,
+    temp: OsString,
+    backup: OsString,
+    /// The destination existed when the commit started.
+    existed: bool,
+}
+
+impl Slot {
+    fn name(&self) -> &OsStr {
+        self.target.name.as_deref().unwrap_or_default()
+    }
 }
 
 /// What has been done so far, so it can be undone.
 #[derive(Default)]
 struct Txn {
-    created_dirs: Vec<PathBuf>,
-    /// Staged temp files not yet renamed into place, by target index.
-    temps: HashMap<usize, PathBuf>,
-    /// Swaps done, in order: (destination, backup of what was there, new file placed?).
-    swaps: Vec<(PathBuf, Option<PathBuf>, bool)>,
+    /// The folder each slot's file is in, once known (created if it was missing).
+    dirs: HashMap<usize, Arc<OwnedFd>>,
+    created_dirs: Vec<(Arc<OwnedFd>, OsString)>,
+    /// Slots whose temp file exists (staged, not yet renamed into place).
+    temps: Vec<usize>,
+    /// Swaps done, in order: (slot, old file moved to its backup?, new file placed?).
+    swaps: Vec<(usize, bool, bool)>,
+    journals: Vec<(Journal, Record)>,
+    renames: usize,
+    failpoint: Option<usize>,
+    fail_after: Option<usize>,
 }
 
 /// Write a plan to disk all-or-nothing; returns the summary lines (`A path`, `M path`, `D path`).
 pub fn commit_plan(
     plan: &[PlannedFile],
-    resolve: &dyn Fn(&str) -> Result<PathBuf, String>,
+    resolve: &ResolveFn<'_>,
+) -> Result<Vec<String>, PatchError> {
+    commit_with(plan, resolve, None)
+}
+
+/// `commit_plan` whose swap fails (as an I/O error) right after the `n`-th rename, to test
+/// the in-process rollback.
+#[cfg(test)]
+pub(crate) fn commit_failing_after(
+    plan: &[PlannedFile],
+    resolve: &ResolveFn<'_>,
+    n: usize,
+) -> Result<Vec<String>, PatchError> {
+    commit_with(plan, resolve, Some(n))
+}
+
+fn commit_with(
+    plan: &[PlannedFile],
+    resolve: &ResolveFn<'_>,
+    fail_after: Option<usize>,
 ) -> Result<Vec<String>, PatchError> {
     if plan.is_empty() {
         return Err(PatchError::NoFilesModified);
     }
-    let mut targets: Vec<Target> = Vec::new();
+    let mut slots: Vec<Slot> = Vec::new();
     let mut index: HashMap<PathBuf, usize> = HashMap::new();
     let mut set = |path: &str, content: Option<&String>| -> Result<(), PatchError> {
-        let abs = resolve(path).map_err(|reason| PatchError::InvalidPath {
+        let target = resolve(path).map_err(|reason| PatchError::InvalidPath {
             path: path.to_string(),
             reason,
         })?;
         let content = content.cloned();
-        match index.get(&abs) {
-            Some(&i) => targets[i].content = content,
+        match index.get(&target.resolved.abs) {
+            Some(&i) => slots[i].content = content,
             None => {
-                index.insert(abs.clone(), targets.len());
-                targets.push(Target {
+                let name = target.name.clone().unwrap_or_default();
+                index.insert(target.resolved.abs.clone(), slots.len());
+                slots.push(Slot {
                     display: path.to_string(),
-                    abs,
+                    existed: target.exists,
+                    temp: sibling_name(&name, TEMP_TAG),
+                    backup: sibling_name(&name, BACKUP_TAG),
+                    target,
                     content,
                 });
             }
@@ -90,178 +148,225 @@ pub fn commit_plan(
             },
         }
     }
-    let mut txn = Txn::default();
-    match txn.run(&targets) {
+    let mut txn = Txn {
+        failpoint: failpoint(),
+        fail_after,
+        ..Txn::default()
+    };
+    match txn.run(&slots) {
         Ok(()) => {
-            txn.finish();
+            txn.finish(&slots);
             Ok(summary)
         }
         Err(err) => {
-            txn.rollback();
+            txn.rollback(&slots);
             Err(err)
         }
     }
 }
 
-fn write_context(t: &Target) -> String {
-    match t.content {
-        Some(_) => format!("Failed to write file {}", t.display),
-        None => format!("Failed to delete file {}", t.display),
+/// `NBOOK_FAILPOINT=apply_patch_after_rename:N` → `Some(N)`.
+fn failpoint() -> Option<usize> {
+    std::env::var("NBOOK_FAILPOINT")
+        .ok()?
+        .strip_prefix("apply_patch_after_rename:")?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn write_context(s: &Slot) -> String {
+    match s.content {
+        Some(_) => format!("Failed to write file {}", s.display),
+        None => format!("Failed to delete file {}", s.display),
     }
 }
 
-impl Txn {
-    fn run(&mut self, targets: &[Target]) -> Result<(), PatchError> {
-        for t in targets {
-            if fs::symlink_metadata(&t.abs).is_ok_and(|m| m.is_dir()) {
-                return Err(PatchError::io(write_context(t), "Is a directory"));
+/// One journal record per project the patch touches (a plain folder keeps none).
+fn records(slots: &[Slot]) -> Vec<(Arc<RootDir>, Record)> {
+    let mut out: Vec<(Arc<RootDir>, Record)> = Vec::new();
+    for s in slots {
+        let root = &s.target.root;
+        if !root.is_project {
+            continue;
+        }
+        let pos = match out.iter().position(|(r, _)| Arc::ptr_eq(r, root)) {
+            Some(p) => p,
+            None => {
+                out.push((
+                    root.clone(),
+                    Record {
+                        tool: "apply_patch".into(),
+                        ..Record::default()
+                    },
+                ));
+                out.len() - 1
+            }
+        };
+        let rec = &mut out[pos].1;
+        for d in s.target.missing_dirs() {
+            let d = JPath::from_components(&d);
+            if !rec.dirs.contains(&d) {
+                rec.dirs.push(d);
             }
         }
-        for (i, t) in targets.iter().enumerate() {
-            if let Some(content) = &t.content {
-                let temp = self
-                    .stage(&t.abs, content)
-                    .map_err(|e| PatchError::io(write_context(t), e))?;
-                self.temps.insert(i, temp);
+        let bytes = s.content.as_deref().unwrap_or_default().as_bytes();
+        rec.entries.push(Entry {
+            target: JPath::from_components(&s.target.rel_components()),
+            op: match (&s.content, s.existed) {
+                (None, _) => Op::Delete,
+                (Some(_), true) => Op::Update,
+                (Some(_), false) => Op::Add,
+            },
+            temp: s.content.as_ref().map(|_| JPath::from_os(&s.temp)),
+            backup: s.existed.then(|| JPath::from_os(&s.backup)),
+            len: bytes.len() as u64,
+            hash: content_hash(bytes),
+        });
+    }
+    for (_, rec) in &mut out {
+        rec.dirs.sort_by_key(|d| d.bytes().len());
+    }
+    out
+}
+
+impl Txn {
+    fn run(&mut self, slots: &[Slot]) -> Result<(), PatchError> {
+        for s in slots {
+            if s.target.is_dir() {
+                return Err(PatchError::io(write_context(s), "Is a directory"));
             }
+        }
+        for (root, rec) in records(slots) {
+            let journal = Journal::begin(&root, &rec).map_err(|e| {
+                PatchError::io("Failed to record the commit journal in .nbook/journal", e)
+            })?;
+            self.journals.push((journal, rec));
+        }
+        for (i, s) in slots.iter().enumerate() {
+            if s.content.is_none() {
+                // A deletion creates nothing; a destination whose folder vanished is gone.
+                if s.target.missing.is_empty() {
+                    self.dirs.insert(i, s.target.dir.clone());
+                }
+                continue;
+            }
+            let dir = s
+                .target
+                .ensure_dir(&mut self.created_dirs)
+                .map_err(|e| PatchError::io(write_context(s), e))?;
+            if let Some(content) = &s.content {
+                stage_at(&dir, s.name(), &s.temp, content.as_bytes())
+                    .map_err(|e| PatchError::io(write_context(s), e))?;
+                self.temps.push(i);
+            }
+            self.dirs.insert(i, dir);
+        }
+        // Every new content is complete and durable: from here a kill rolls forward.
+        for (journal, rec) in &mut self.journals {
+            rec.state = State::Committing;
+            journal.update(rec).map_err(|e| {
+                PatchError::io("Failed to record the commit journal in .nbook/journal", e)
+            })?;
         }
         // Writes first, then deletions and move sources.
-        let order = (0..targets.len())
-            .filter(|&i| targets[i].content.is_some())
-            .chain((0..targets.len()).filter(|&i| targets[i].content.is_none()));
+        let order = (0..slots.len())
+            .filter(|&i| slots[i].content.is_some())
+            .chain((0..slots.len()).filter(|&i| slots[i].content.is_none()));
         for i in order {
-            let t = &targets[i];
-            self.swap(i, &t.abs)
-                .map_err(|e| PatchError::io(write_context(t), e))?;
+            self.swap(i, &slots[i])
+                .map_err(|e| PatchError::io(write_context(&slots[i]), e))?;
         }
         Ok(())
     }
 
-    /// Write `content` to a new temp file beside `dest`, creating missing folders.
-    fn stage(&mut self, dest: &Path, content: &str) -> io::Result<PathBuf> {
-        if let Some(parent) = dest.parent() {
-            self.create_dirs(parent)?;
+    /// Count a rename that is done and recorded; the failpoint and the injected test failure
+    /// strike here, so a rollback knows about everything that happened.
+    fn tick(&mut self) -> std::io::Result<()> {
+        self.renames += 1;
+        if self.failpoint == Some(self.renames) {
+            std::process::abort();
         }
-        let (temp, mut file) = create_unique(dest, "tmp")?;
-        let written = file
-            .write_all(content.as_bytes())
-            .and_then(|()| file.sync_all())
-            .and_then(|()| match fs::metadata(dest) {
-                // Keep the permissions of the file we replace.
-                Ok(meta) => fs::set_permissions(&temp, meta.permissions()),
-                Err(_) => Ok(()),
-            });
-        if let Err(err) = written {
-            drop(file);
-            let _ = fs::remove_file(&temp);
-            return Err(err);
-        }
-        Ok(temp)
-    }
-
-    /// Create `dir` and its missing ancestors one by one, remembering each one created.
-    fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
-        let mut missing = Vec::new();
-        let mut cur = Some(dir);
-        while let Some(d) = cur {
-            if d.as_os_str().is_empty() || fs::symlink_metadata(d).is_ok() {
-                break;
-            }
-            missing.push(d.to_path_buf());
-            cur = d.parent();
-        }
-        for d in missing.into_iter().rev() {
-            match fs::create_dir(&d) {
-                Ok(()) => self.created_dirs.push(d),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && d.is_dir() => {}
-                Err(e) => return Err(e),
-            }
+        if self.fail_after == Some(self.renames) {
+            return Err(std::io::Error::other("injected failure"));
         }
         Ok(())
     }
 
-    /// Move what is at `dest` aside, then put target `i`'s staged temp (if any) in its place.
-    fn swap(&mut self, i: usize, dest: &Path) -> io::Result<()> {
-        let backup = match fs::symlink_metadata(dest) {
-            Ok(_) => {
-                let backup = unique_name(dest, "bak")?;
-                fs::rename(dest, &backup)?;
-                Some(backup)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(e),
+    /// Move what is at the destination aside, then put the slot's staged temp (if any) there.
+    fn swap(&mut self, i: usize, s: &Slot) -> std::io::Result<()> {
+        let Some(dir) = self.dirs.get(&i).cloned() else {
+            // A deletion whose folder no longer exists: nothing to remove.
+            return Ok(());
         };
-        self.swaps.push((dest.to_path_buf(), backup, false));
-        if let Some(temp) = self.temps.get(&i) {
-            fs::rename(temp, dest)?;
-            self.temps.remove(&i);
+        let moved = match statat(&*dir, s.name(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(_) => {
+                renameat(&*dir, s.name(), &*dir, &s.backup)?;
+                true
+            }
+            Err(Errno::NOENT) => false,
+            Err(e) => return Err(e.into()),
+        };
+        self.swaps.push((i, moved, false));
+        if moved {
+            self.tick()?;
+        }
+        if s.content.is_some() {
+            renameat(&*dir, &s.temp, &*dir, s.name())?;
+            self.temps.retain(|&t| t != i);
             if let Some(last) = self.swaps.last_mut() {
                 last.2 = true;
             }
+            self.tick()?;
         }
         Ok(())
     }
 
-    /// Success: drop the backups and make the renames durable.
-    fn finish(&mut self) {
-        for (dest, backup, _) in self.swaps.drain(..) {
-            if let Some(backup) = backup {
-                let _ = fs::remove_file(backup);
+    /// Success: make the renames durable, drop the backups, then the journal.
+    fn finish(&mut self, slots: &[Slot]) {
+        let mut synced: Vec<*const OwnedFd> = Vec::new();
+        for dir in self.dirs.values() {
+            if !synced.contains(&Arc::as_ptr(dir)) {
+                synced.push(Arc::as_ptr(dir));
+                let _ = fsync(&**dir);
             }
-            if let Some(parent) = dest.parent() {
-                if let Ok(dir) = File::open(parent) {
-                    let _ = dir.sync_all();
+        }
+        for (i, moved, _) in self.swaps.drain(..) {
+            if moved {
+                if let Some(dir) = self.dirs.get(&i) {
+                    let _ = unlinkat(&**dir, slots[i].backup.as_os_str(), AtFlags::empty());
                 }
             }
+        }
+        for (journal, _) in self.journals.drain(..) {
+            journal.end();
         }
     }
 
     /// Failure: undo swaps newest first, remove temps and the folders we created.
-    fn rollback(&mut self) {
-        for (dest, backup, placed) in self.swaps.drain(..).rev() {
+    fn rollback(&mut self, slots: &[Slot]) {
+        for (i, moved, placed) in self.swaps.drain(..).rev() {
+            let Some(dir) = self.dirs.get(&i) else {
+                continue;
+            };
+            let s = &slots[i];
             if placed {
-                let _ = fs::remove_file(&dest);
+                let _ = unlinkat(&**dir, s.name(), AtFlags::empty());
             }
-            if let Some(backup) = backup {
-                let _ = fs::rename(&backup, &dest);
+            if moved {
+                let _ = renameat(&**dir, s.backup.as_os_str(), &**dir, s.name());
             }
         }
-        for (_, temp) in self.temps.drain() {
-            let _ = fs::remove_file(temp);
+        for i in self.temps.drain(..) {
+            if let Some(dir) = self.dirs.get(&i) {
+                let _ = unlinkat(&**dir, slots[i].temp.as_os_str(), AtFlags::empty());
+            }
         }
-        for dir in self.created_dirs.drain(..).rev() {
-            let _ = fs::remove_dir(dir);
+        for (parent, name) in self.created_dirs.drain(..).rev() {
+            let _ = unlinkat(&*parent, name.as_os_str(), AtFlags::REMOVEDIR);
+        }
+        for (journal, _) in self.journals.drain(..) {
+            journal.end();
         }
     }
-}
-
-/// A sibling path of `dest` that does not exist yet: `.<name>.nbook-<tag>-<pid>-<n>`.
-fn sibling(dest: &Path, tag: &str, n: u32) -> PathBuf {
-    let name = dest
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
-    dest.with_file_name(format!(".{name}.nbook-{tag}-{}-{n}", std::process::id()))
-}
-
-fn unique_name(dest: &Path, tag: &str) -> io::Result<PathBuf> {
-    (0..1000)
-        .map(|n| sibling(dest, tag, n))
-        .find(|p| fs::symlink_metadata(p).is_err())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::AlreadyExists, "no free backup name"))
-}
-
-fn create_unique(dest: &Path, tag: &str) -> io::Result<(PathBuf, File)> {
-    for n in 0..1000 {
-        let path = sibling(dest, tag, n);
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(file) => return Ok((path, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "no free temp name",
-    ))
 }

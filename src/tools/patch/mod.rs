@@ -30,8 +30,11 @@ mod plan_tests;
 mod proptests;
 
 use std::path::{Component, Path};
+use std::sync::Arc;
 
-pub use commit::commit_plan;
+use crate::workspace::RootDir;
+
+pub use commit::{commit_plan, ResolveFn};
 pub use error::PatchError;
 pub use parser::{parse_patch, Hunk, UpdateChunk};
 pub use plan::{plan_patch, PlannedFile, PlannedKind, ReadFn};
@@ -72,9 +75,13 @@ pub fn apply_to_dir(root: &Path, patch: &str) -> Result<Vec<String>, PatchError>
     }
     let mut read = |path: &str| read_text(&root.join(path));
     let plan = plan_patch(&hunks, &mut read)?;
+    let held = Arc::new(
+        RootDir::open(root, false)
+            .map_err(|e| PatchError::io(format!("Failed to open {}", root.display()), e))?,
+    );
     commit_plan(&plan, &|path| {
         check_relative(path).map_err(|e| e.to_string())?;
-        Ok(root.join(path))
+        held.target(path)
     })
 }
 

@@ -2,7 +2,9 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::workspace::{RootDir, Target};
 
 use super::error::PatchError;
 use super::parser::parse_patch;
@@ -238,7 +240,6 @@ fn unified_diff_has_headers_and_counts() {
 fn commit_failure_removes_created_dirs_and_temps() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = dir.path().to_path_buf();
-    fs::write(root.join("blocker"), "file\n").expect("write");
     fs::write(root.join("keep.txt"), "old\n").expect("write");
     let add = |path: &str| PlannedFile {
         path: path.into(),
@@ -259,7 +260,16 @@ fn commit_failure_removes_created_dirs_and_temps() {
         add("new/deep/a.txt"),
         add("blocker/x.txt"),
     ];
-    let resolve = |p: &str| -> Result<PathBuf, String> { Ok(root.join(p)) };
+    let held = Arc::new(RootDir::open(&root, false).expect("hold"));
+    // `blocker/` is missing when checked; a file appears there before the commit creates the
+    // folder: the commit must not write through it, and undoes everything staged.
+    let resolve = |p: &str| -> Result<Target, String> {
+        let t = held.target(p);
+        if p == "blocker/x.txt" {
+            fs::write(root.join("blocker"), "file\n").map_err(|e| e.to_string())?;
+        }
+        t
+    };
     let err = commit_plan(&plan, &resolve).expect_err("blocker is a file");
     assert!(
         err.to_string()

@@ -7,7 +7,11 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
+use std::sync::Arc;
+
+use super::commit::commit_failing_after;
 use super::{apply_to_dir, commit_plan, parse_patch, plan_patch, PlannedFile, PlannedKind};
+use crate::workspace::RootDir;
 
 /// One edit: skip `gap` lines, keep one context line, remove `remove` lines, add `added`.
 type Edit = (usize, usize, Vec<String>);
@@ -230,25 +234,34 @@ proptest! {
         in_swap in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path().to_path_buf();
+        let root = fs::canonicalize(dir.path()).expect("canonicalize");
         let (body, _) = setup(&root, &specs);
-        fs::write(root.join("blocker"), "a file, not a folder\n").expect("write");
         let before = snapshot(&root);
         let hunks = parse_patch(&format!("*** Begin Patch\n{body}*** End Patch\n")).expect("parse");
         let mut read = |p: &str| Ok(fs::read_to_string(root.join(p)).ok());
         let mut plan = plan_patch(&hunks, &mut read).expect("plan");
-        plan.push(PlannedFile {
-            path: "blocker/below".into(),
-            kind: if in_swap {
-                // Fails in the swap phase, after the writes were renamed into place.
-                PlannedKind::Delete { old: String::new() }
-            } else {
-                // Fails while staging: a folder cannot be created over a file.
-                PlannedKind::Add { content: "x\n".into(), previous: None }
-            },
-        });
-        let result = commit_plan(&plan, &|p| Ok(root.join(p)));
+        let held = Arc::new(RootDir::open(&root, false).expect("hold"));
+        let result = if in_swap {
+            // Fails in the swap phase, after the first rename.
+            commit_failing_after(&plan, &|p| held.target(p), 1)
+        } else {
+            // Fails while staging: after `late/below` was checked, someone puts a file where
+            // its folder is to be created (it must not be followed, and everything staged is
+            // undone).
+            plan.push(PlannedFile {
+                path: "late/below".into(),
+                kind: PlannedKind::Add { content: "x\n".into(), previous: None },
+            });
+            commit_plan(&plan, &|p| {
+                let t = held.target(p);
+                if p == "late/below" {
+                    fs::write(root.join("late"), "a file, not a folder\n").map_err(|e| e.to_string())?;
+                }
+                t
+            })
+        };
         prop_assert!(result.is_err(), "commit should fail");
+        let _ = fs::remove_file(root.join("late"));
         prop_assert_eq!(snapshot(&root), before);
     }
 
