@@ -1100,7 +1100,8 @@ async fn a_failing_summarizer_is_asked_once_per_run_and_old_outputs_are_dropped(
     let sid = session(&f, "writer");
     std::fs::write(
         f.engine.workspace().root().join("big.md"),
-        "The fog came in off the Ness and sat on the water. ".repeat(400),
+        // Many short lines: `read` cuts a single line at 2000 characters.
+        "The fog came in off the Ness and sat on the water.\n".repeat(400),
     )
     .expect("write");
     let reads: Vec<Value> = (0..4)

@@ -472,7 +472,12 @@ fn a_growing_job_queue_hits_the_memory_cap_not_the_machine() {
         8 << 20,
     );
     let e = r.unwrap_err();
-    assert!(e.contains("stopped") || e.contains("memory"), "{e}");
+    // Depending on the machine's speed the cap is reached first (the jobs that cannot allocate
+    // fail, the queue empties and the awaited promise can never settle) or the deadline is.
+    assert!(
+        e.contains("stopped") || e.contains("memory") || e.contains("never settled"),
+        "{e}"
+    );
     assert!(took < LIMIT + MARGIN, "{took:?}");
     // The engine keeps working afterwards.
     let (r, _) = limited(&f, "return 1 + 1;", Access::Read, 8 << 20);

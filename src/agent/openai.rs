@@ -338,9 +338,6 @@ impl ChatDecoder {
     }
 
     fn finish(&mut self, out: &mut Vec<ModelEvent>) {
-        if let Some(reason) = self.finish_reason.clone() {
-            out.push(ModelEvent::Finish { reason });
-        }
         for (index, call) in std::mem::take(&mut self.calls) {
             let arguments = parse_arguments(&call.name, &call.arguments);
             let id = call
@@ -351,6 +348,9 @@ impl ChatDecoder {
                 name: call.name,
                 arguments,
             }));
+        }
+        if let Some(reason) = self.finish_reason.clone() {
+            out.push(ModelEvent::Finish { reason });
         }
         let (usage, estimated) = match self.usage.take() {
             Some(u) => (u, false),
@@ -504,7 +504,13 @@ mod tests {
         let (out, _) = decode(&[
             r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"read","arguments":"{\"path\": "}}]},"finish_reason":"length"}]}"#,
         ]);
-        assert!(matches!(&out[0], ModelEvent::ToolCall(c) if c.arguments == json!("{\"path\": ")));
+        // Progress events come first while the call is generated; then the call itself.
+        assert!(out
+            .iter()
+            .any(|e| matches!(e, ModelEvent::ToolCall(c) if c.arguments == json!("{\"path\": "))));
+        assert!(out.contains(&ModelEvent::Finish {
+            reason: "length".into()
+        }));
         let (_, end) = decode(&[r#"{"choices":[{"delta":{"content":"hi"}}]}"#]);
         assert!(end.unwrap_err().to_string().contains("ended before"));
     }

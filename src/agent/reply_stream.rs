@@ -10,7 +10,7 @@ use super::http::estimate_tokens;
 use super::provider::{ModelEvent, ModelRequest};
 use crate::engine::{Engine, EngineEvent, ToolCall};
 
-const FLUSH_EVERY: Duration = Duration::from_millis(50);
+pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
 const FLUSH_CHARS: usize = 256;
 
 /// Token counts of one turn.
@@ -68,7 +68,8 @@ pub struct ReplyStream<'a> {
     pub got_anything: bool,
     pending_text: String,
     pending_reasoning: String,
-    last_flush: Instant,
+    /// When deltas were last sent; `None` until the first, which is sent at once.
+    last_flush: Option<Instant>,
 }
 
 impl<'a> ReplyStream<'a> {
@@ -83,7 +84,7 @@ impl<'a> ReplyStream<'a> {
             got_anything: false,
             pending_text: String::new(),
             pending_reasoning: String::new(),
-            last_flush: Instant::now(),
+            last_flush: None,
         }
     }
 
@@ -138,14 +139,19 @@ impl<'a> ReplyStream<'a> {
 
     fn maybe_flush(&mut self) {
         let gathered = self.pending_text.len() + self.pending_reasoning.len();
-        if gathered >= FLUSH_CHARS || self.last_flush.elapsed() >= FLUSH_EVERY {
+        let due = self.last_flush.is_none_or(|t| t.elapsed() >= FLUSH_EVERY);
+        if gathered >= FLUSH_CHARS || due {
             self.flush();
         }
     }
 
     /// Send what has gathered; called at the end of the stream too.
+    pub fn has_pending(&self) -> bool {
+        !self.pending_text.is_empty() || !self.pending_reasoning.is_empty()
+    }
+
     pub fn flush(&mut self) {
-        self.last_flush = Instant::now();
+        self.last_flush = Some(Instant::now());
         if !self.pending_reasoning.is_empty() {
             self.engine.publish_progress(EngineEvent::ReasoningDelta {
                 session_id: self.session_id.to_string(),

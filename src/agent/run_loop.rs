@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::budget::ContextBudget;
 use super::compact;
 use super::provider::{cut_off_by_length, Message, ModelRequest, Provider, ToolSpec};
-use super::reply_stream::{request_chars, ReplyStream, TurnUsage};
+use super::reply_stream::{self, request_chars, ReplyStream, TurnUsage};
 use crate::engine::{
     Approval, CallResult, CallStatus, Engine, EngineError, LogRecord, SessionState, ToolCall,
 };
@@ -355,6 +355,11 @@ pub async fn run_invocation(
             let next = tokio::select! {
                 n = stream.next() => n,
                 _ = opts.cancel.cancelled() => { out.cancelled = true; None }
+                // Text gathered before a pause in the stream is shown, not held back.
+                _ = tokio::time::sleep(reply_stream::FLUSH_EVERY), if reply.has_pending() => {
+                    reply.flush();
+                    continue;
+                }
             };
             let Some(event) = next else { break };
             match event {

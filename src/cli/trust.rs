@@ -93,10 +93,7 @@ pub fn trust(path: &Path, action: Action, json: bool, dirs: &Dirs) -> Result<u8,
             "trust": state,
             "lines": gate.lines,
         });
-        out(format!(
-            "{}",
-            serde_json::to_string_pretty(&shown).map_err(Failure::tool)?
-        ))?;
+        out(serde_json::to_string_pretty(&shown).map_err(Failure::tool)?)?;
         return Ok(exit::OK);
     }
     let head = match (act, state) {

@@ -208,6 +208,8 @@ impl GenerationSettings {
 /// (`[defaults.profiles.writer] model = "small"`, `temperature = 0.3`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+// A handful of these per config file: boxing the settings would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum ProfileDefault {
     Model(String),
     Settings {

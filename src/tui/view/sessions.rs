@@ -150,9 +150,8 @@ fn header(app: &AppState, info: &SessionInfo, tr: Option<&Transcript>) -> Line<'
         Span::styled(format!("{} ", info.mode), mode_style(t, info.mode)),
         Span::styled(format!("· {}", info.state.label()), t.dim),
     ];
-    if info.context_window > 0 {
-        // Shown first after the state: near a full window the next turn compacts or fails.
-        let pct = info.context_tokens * 100 / info.context_window;
+    // Shown first after the state: near a full window the next turn compacts or fails.
+    if let Some(pct) = (info.context_tokens * 100).checked_div(info.context_window) {
         let style = if pct >= 90 { t.tool_wait } else { t.dim };
         spans.push(Span::styled(
             format!(

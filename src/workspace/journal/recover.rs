@@ -192,7 +192,9 @@ fn repair(root: &RootDir, rec: &Record) -> Result<Option<String>, String> {
         .map(|e| locate(root, e))
         .collect::<Result<Vec<_>, _>>()?;
     let files = locs.len();
-    let what = if rec.tool == "write" {
+    // A one-file commit names its file; the tool name is only shown, never decides.
+    let single = rec.entries.len() == 1 && rec.entries.iter().all(|e| e.op != Op::Delete);
+    let what = if single {
         format!(
             "an interrupted write to {}",
             rec.entries
@@ -267,7 +269,7 @@ fn repair(root: &RootDir, rec: &Record) -> Result<Option<String>, String> {
             }
         }
     }
-    if rec.tool == "write" && removed == 0 {
+    if single && removed == 0 {
         return Ok(None);
     }
     let when = if rec.state == State::Staging {
