@@ -59,6 +59,17 @@ fn records(engine: &Engine, sid: &str) -> Vec<LogRecord> {
         .collect()
 }
 
+/// A `leader.default` session on the project and the provider for model `m`.
+fn leader(p: &Project, cfg: &Config) -> (String, Arc<dyn nbook::agent::Provider>) {
+    let provider = build_provider_for(cfg, "m", "leader.default").unwrap();
+    let sid = p
+        .engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    (sid, provider)
+}
+
 fn model_config(base_url: &str, model_lines: &str, extra: &str) -> Config {
     let text = format!(
         "[providers.p]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n\
@@ -173,12 +184,7 @@ async fn reply_text_is_published_while_the_stream_is_still_running() {
     let cfg = model_config(&server.base_url(), "", "");
     let p = project(cfg.clone());
     let mut events = p.engine.subscribe();
-    let provider = build_provider_for(&cfg, "m", "leader.default").unwrap();
-    let sid = p
-        .engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let (sid, provider) = leader(&p, &cfg);
     let run = tokio::spawn(run_agent(
         p.engine.clone(),
         sid.clone(),
@@ -228,12 +234,7 @@ async fn a_cancelled_turn_records_the_usage_it_cost() {
     .await;
     let cfg = model_config(&server.base_url(), "", "");
     let p = project(cfg.clone());
-    let provider = build_provider_for(&cfg, "m", "leader.default").unwrap();
-    let sid = p
-        .engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let (sid, provider) = leader(&p, &cfg);
     let cancel = CancellationToken::new();
     let c = cancel.clone();
     tokio::spawn(async move {
@@ -278,12 +279,7 @@ async fn a_failed_turn_keeps_the_servers_usage() {
     .await;
     let cfg = model_config(&server.base_url(), "", "");
     let p = project(cfg.clone());
-    let provider = build_provider_for(&cfg, "m", "leader.default").unwrap();
-    let sid = p
-        .engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let (sid, provider) = leader(&p, &cfg);
     let out = run_agent(
         p.engine.clone(),
         sid,
@@ -313,12 +309,7 @@ async fn a_reply_cut_off_by_the_length_limit_says_so_to_the_author_and_the_model
     .await;
     let cfg = model_config(&server.base_url(), "max_tokens = 64", "");
     let p = project(cfg.clone());
-    let provider = build_provider_for(&cfg, "m", "leader.default").unwrap();
-    let sid = p
-        .engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let (sid, provider) = leader(&p, &cfg);
     let out = run_agent(
         p.engine.clone(),
         sid.clone(),
@@ -354,12 +345,7 @@ async fn a_prompt_that_cannot_fit_the_window_fails_before_any_request_with_the_f
     let server = Server::start(vec![]).await;
     let cfg = model_config(&server.base_url(), "context_window = 2048", "");
     let p = project(cfg.clone());
-    let provider = build_provider_for(&cfg, "m", "leader.default").unwrap();
-    let sid = p
-        .engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let (sid, provider) = leader(&p, &cfg);
     let mut opts = RunOptions::new(Approval::Fail, CancellationToken::new());
     opts.context_window = Some(2048);
     let out = run_agent(p.engine.clone(), sid.clone(), provider, "Go".into(), opts)
