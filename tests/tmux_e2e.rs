@@ -5,7 +5,7 @@
 //! configured, and the TUI says so), a new `writer` session from the new-session form, and
 //! the jobs view's empty state. A third runs a workflow a scripted model asks for: approval,
 //! the workflow's question answered in the Approvals pane, the job in the Jobs view, and its
-//! result delivered to the session.
+//! result delivered to the session. A fourth streams a slow reply into the transcript.
 //!
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where `.ci/run` installs tmux and a missing tmux is a failure.
@@ -448,5 +448,89 @@ return {tone};
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
     assert!(reqs[2].body.to_string().contains("hopeful"));
+    drop(rt);
+}
+
+/// A model that streams slowly: the transcript shows the reply growing, with the "writing"
+/// spinner and tokens/s, before the stream ends; then the finished reply from the log, once.
+#[test]
+fn a_slow_reply_streams_into_the_transcript_before_it_ends() {
+    if skip_without_tmux() {
+        return;
+    }
+    use provider_support::{Reply, Step};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let chunk = |text: &str, finish: Option<&str>| {
+        Step::Chunk(format!(
+            "data: {}\n\n",
+            serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
+        ))
+    };
+    let mut steps = vec![chunk("The lamp went out ", None)];
+    for w in ["before ", "Ada ", "reached ", "the ", "gallery."] {
+        steps.push(Step::Sleep(Duration::from_millis(900)));
+        steps.push(chunk(w, None));
+    }
+    steps.push(chunk("", Some("stop")));
+    steps.push(Step::Chunk("data: [DONE]\n\n".into()));
+    let server = rt.block_on(provider_support::Server::start(vec![Reply::sse(steps)]));
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[providers.slow]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.m]\nprovider = \"slow\"\nname = \"m\"\ncontext_window = 32768\n\n[defaults]\nmodel = \"m\"\n",
+            server.base_url()
+        ),
+    )
+    .unwrap();
+    let dir = tmp.path().join("book");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    assert!(Command::new(bin)
+        .args(["init", &dir.display().to_string(), "--title", "Book"])
+        .status()
+        .unwrap()
+        .success());
+    let cmd = format!(
+        "NBOOK_HOME='{}' TERM=xterm-256color '{}' '{}'; sleep 30",
+        home.display(),
+        bin,
+        dir.display()
+    );
+    let t = Tmux::start(&format!("nbook-e2e-stream-{}", std::process::id()), &cmd);
+    let long = Duration::from_secs(60);
+    t.wait_for("the TUI", long, |s| s.contains("Sessions"));
+    t.keys(&["4"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["n"]);
+    t.wait_for("the new-session form", long, |s| s.contains("New session"));
+    t.keys(&["Enter"]);
+    t.wait_for("the composer", long, |s| s.contains("<Enter> prompt"));
+    t.type_text("Open chapter three.");
+    t.keys(&["Enter"]);
+    // Mid-stream: the first words and the spinner line, not the end of the sentence.
+    let s = t.wait_for("the partial reply", long, |s| {
+        s.contains("The lamp went out") && s.contains("the model is writing")
+    });
+    assert!(!s.contains("gallery."), "{s}");
+    assert!(
+        s.contains("context ~"),
+        "the header shows the context budget: {s}"
+    );
+    // The end: the logged reply, shown once, and no spinner.
+    let s = t.wait_for("the finished reply", long, |s| {
+        s.contains("The lamp went out before Ada reached the gallery.")
+            && !s.contains("the model is writing")
+    });
+    assert_eq!(
+        s.matches("The lamp went out").count(),
+        1,
+        "shown once, from the log: {s}"
+    );
     drop(rt);
 }
