@@ -328,6 +328,50 @@ fn reply(text: &str, call: Option<(&str, serde_json::Value)>) -> provider_suppor
     provider_support::Reply::data(&lines)
 }
 
+/// A new project whose config points model `m` (the default) at `base_url`, opened in the TUI
+/// in tmux; returns the folder (kept alive by the temp dir) and the session.
+fn scripted_tui(name: &str, base_url: &str) -> (tempfile::TempDir, PathBuf, Tmux) {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[providers.scripted]\nkind = \"openai\"\nbase_url = \"{base_url}\"\n\n[models.m]\nprovider = \"scripted\"\nname = \"m\"\ncontext_window = 32768\n\n[defaults]\nmodel = \"m\"\n"
+        ),
+    )
+    .unwrap();
+    let dir = tmp.path().join("book");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    assert!(Command::new(bin)
+        .args(["init", &dir.display().to_string(), "--title", "Book"])
+        .status()
+        .unwrap()
+        .success());
+    let cmd = format!(
+        "NBOOK_HOME='{}' TERM=xterm-256color '{}' '{}'; sleep 30",
+        home.display(),
+        bin,
+        dir.display()
+    );
+    let t = Tmux::start(&format!("{name}-{}", std::process::id()), &cmd);
+    (tmp, dir, t)
+}
+
+/// A new lead-author session from the form, and `text` sent as its first prompt.
+fn prompt_new_session(t: &Tmux, text: &str) {
+    let long = Duration::from_secs(60);
+    t.wait_for("the TUI", long, |s| s.contains("Sessions"));
+    t.keys(&["4"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["n"]);
+    t.wait_for("the new-session form", long, |s| s.contains("New session"));
+    t.keys(&["Enter"]);
+    t.wait_for("the composer", long, |s| s.contains("<Enter> prompt"));
+    t.type_text(text);
+    t.keys(&["Enter"]);
+}
+
 /// A model (a scripted OpenAI-compatible server) asks to run a workflow: the author reviews the
 /// exact preview and approves it, the workflow's question appears in the Approvals pane and is
 /// answered, the Jobs view shows the job completed with its progress, and the job's result is
@@ -359,43 +403,9 @@ return {tone};
         reply("The workflow is running.", None),
         reply("The author chose the tone; noted.", None),
     ]));
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
-            "[providers.scripted]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.m]\nprovider = \"scripted\"\nname = \"m\"\n\n[defaults]\nmodel = \"m\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    let dir = tmp.path().join("book");
-    let bin = env!("CARGO_BIN_EXE_nbook");
-    assert!(Command::new(bin)
-        .args(["init", &dir.display().to_string(), "--title", "Book"])
-        .status()
-        .unwrap()
-        .success());
-    let cmd = format!(
-        "NBOOK_HOME='{}' TERM=xterm-256color '{}' '{}'; sleep 30",
-        home.display(),
-        bin,
-        dir.display()
-    );
-    let t = Tmux::start(&format!("nbook-e2e-wf-{}", std::process::id()), &cmd);
+    let (_tmp, dir, t) = scripted_tui("nbook-e2e-wf", &server.base_url());
     let long = Duration::from_secs(60);
-    t.wait_for("the TUI", long, |s| s.contains("Sessions"));
-
-    // A new lead-author session; the prompt goes to the scripted model.
-    t.keys(&["4"]);
-    std::thread::sleep(Duration::from_millis(300));
-    t.keys(&["n"]);
-    t.wait_for("the new-session form", long, |s| s.contains("New session"));
-    t.keys(&["Enter"]);
-    t.wait_for("the composer", long, |s| s.contains("<Enter> prompt"));
-    t.type_text("Ask me about the ending.");
-    t.keys(&["Enter"]);
+    prompt_new_session(&t, "Ask me about the ending.");
 
     // run_workflow waits for approval with the script and its arguments in the preview.
     t.wait_for("the approval", long, |s| s.contains("run_workflow"));
@@ -478,41 +488,9 @@ fn a_slow_reply_streams_into_the_transcript_before_it_ends() {
     steps.push(chunk("", Some("stop")));
     steps.push(Step::Chunk("data: [DONE]\n\n".into()));
     let server = rt.block_on(provider_support::Server::start(vec![Reply::sse(steps)]));
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
-            "[providers.slow]\nkind = \"openai\"\nbase_url = \"{}\"\n\n[models.m]\nprovider = \"slow\"\nname = \"m\"\ncontext_window = 32768\n\n[defaults]\nmodel = \"m\"\n",
-            server.base_url()
-        ),
-    )
-    .unwrap();
-    let dir = tmp.path().join("book");
-    let bin = env!("CARGO_BIN_EXE_nbook");
-    assert!(Command::new(bin)
-        .args(["init", &dir.display().to_string(), "--title", "Book"])
-        .status()
-        .unwrap()
-        .success());
-    let cmd = format!(
-        "NBOOK_HOME='{}' TERM=xterm-256color '{}' '{}'; sleep 30",
-        home.display(),
-        bin,
-        dir.display()
-    );
-    let t = Tmux::start(&format!("nbook-e2e-stream-{}", std::process::id()), &cmd);
+    let (_tmp, _dir, t) = scripted_tui("nbook-e2e-stream", &server.base_url());
     let long = Duration::from_secs(60);
-    t.wait_for("the TUI", long, |s| s.contains("Sessions"));
-    t.keys(&["4"]);
-    std::thread::sleep(Duration::from_millis(300));
-    t.keys(&["n"]);
-    t.wait_for("the new-session form", long, |s| s.contains("New session"));
-    t.keys(&["Enter"]);
-    t.wait_for("the composer", long, |s| s.contains("<Enter> prompt"));
-    t.type_text("Open chapter three.");
-    t.keys(&["Enter"]);
+    prompt_new_session(&t, "Open chapter three.");
     // Mid-stream: the first words and the spinner line, not the end of the sentence.
     let s = t.wait_for("the partial reply", long, |s| {
         s.contains("The lamp went out") && s.contains("the model is writing")
