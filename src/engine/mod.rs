@@ -30,7 +30,7 @@ use crate::workspace::Workspace;
 pub use dispatch::{Approval, CallResult, CallStatus};
 use profiles::{Profile, ProfileError, Profiles};
 use registry::Registry;
-use session_log::{now_rfc3339, read_log, LogWriter, ReadLog, SessionLog};
+use session_log::{read_log, LogWriter, ReadLog, SessionLog};
 pub use types::*;
 
 /// A tool that sets this session-state key changes the session's mode (an approved

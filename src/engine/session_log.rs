@@ -14,11 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::types::{LogLine, LogRecord};
 
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
+pub use crate::protocol::now_rfc3339;
 
 pub struct SessionLog {
     path: PathBuf,
