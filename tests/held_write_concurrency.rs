@@ -106,7 +106,7 @@ impl Fx {
         for _ in 0..3000 {
             let p = self.engine.pending();
             if p.len() > before {
-                return (h, p.last().unwrap().call_id.clone());
+                return (h, p.last().unwrap().approval_id.clone());
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
@@ -212,7 +212,7 @@ async fn other_writes_go_on_while_sql_and_world_writes_wait_and_approval_applies
         .engine
         .pending()
         .into_iter()
-        .find(|p| p.call_id == sql_id)
+        .find(|p| p.approval_id == sql_id)
         .unwrap()
         .preview;
 

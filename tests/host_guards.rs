@@ -348,6 +348,7 @@ fn an_append_after_a_torn_last_line_keeps_both_records() {
 
 fn pending_request(call_id: &str) -> LogRecord {
     LogRecord::ApprovalRequested {
+        approval_id: String::new(),
         call_id: call_id.into(),
         tool: "write".into(),
         args: json!({"path": "x.md", "content": "x"}),

@@ -424,7 +424,7 @@ async fn reject_three_ways(
     assert_unchanged(before, root, &format!("{label} while pending"));
     engine
         .decide(
-            &id,
+            &pending.approval_id,
             Decision::Reject {
                 reason: Some("not this one".into()),
             },
@@ -457,7 +457,7 @@ async fn reject_three_ways(
     let (e, s) = (engine.clone(), session.to_string());
     let mut events = engine.subscribe();
     let task = tokio::spawn(async move { e.call(&s, call, Approval::Queue).await });
-    wait_until_pending(engine, &mut events, &id).await;
+    let pending = wait_until_pending(engine, &mut events, &id).await;
     task.abort();
     let joined = tokio::time::timeout(Duration::from_secs(20), task)
         .await
@@ -472,7 +472,9 @@ async fn reject_three_ways(
     );
     // A late approval of the vanished call must not run it.
     assert!(
-        engine.decide(&id, Decision::Approve).is_err(),
+        engine
+            .decide(&pending.approval_id, Decision::Approve)
+            .is_err(),
         "{label}: a cancelled call could still be approved"
     );
     assert_unchanged(before, root, &format!("{label} cancelled while pending"));

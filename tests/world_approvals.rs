@@ -33,7 +33,7 @@ async fn queued(
     for _ in 0..2000 {
         let p = engine.pending();
         if p.len() > before {
-            return (handle, p.last().unwrap().call_id.clone());
+            return (handle, p.last().unwrap().approval_id.clone());
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }

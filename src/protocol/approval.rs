@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::ids::{CallId, SessionId};
+use super::ids::{ApprovalId, CallId, SessionId};
 use super::mode::Mode;
 use super::preview::Preview;
 
@@ -39,6 +39,9 @@ impl Decision {
 /// A call waiting for the author, as held in the engine's FIFO queue.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PendingCall {
+    /// The engine's id for this approval: what `Engine::decide` takes.
+    pub approval_id: ApprovalId,
+    /// The provider's id of the tool call (may repeat across sessions).
     pub call_id: CallId,
     pub session_id: SessionId,
     pub profile: String,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::approval::PendingCall;
 use super::domain::Domain;
-use super::ids::{CallId, SessionId};
+use super::ids::{ApprovalId, SessionId};
 use super::input::InputRequest;
 use super::log::LogLine;
 use super::session::SessionInfo;
@@ -26,7 +26,7 @@ pub enum EngineEvent {
         call: PendingCall,
     },
     ApprovalResolved {
-        call_id: CallId,
+        approval_id: ApprovalId,
         decision: String,
     },
     /// A question for the author (`request_user_input`, a workflow's `wf.ask`).

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::call::ToolCall;
-use super::ids::{CallId, SessionId};
+use super::ids::{ApprovalId, CallId, SessionId};
 use super::is_zero;
 use super::mode::Mode;
 use super::preview::Preview;
@@ -30,6 +30,10 @@ pub enum LogRecord {
         tool_calls: Vec<ToolCall>,
     },
     ApprovalRequested {
+        /// The engine's approval id; empty in logs written before approvals had their own id
+        /// (their records are matched by `call_id`).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        approval_id: ApprovalId,
         call_id: CallId,
         tool: String,
         args: Value,
@@ -37,6 +41,10 @@ pub enum LogRecord {
         mode: Mode,
     },
     ApprovalResolved {
+        /// The engine's approval id; empty in logs written before approvals had their own id
+        /// (their records are matched by `call_id`).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        approval_id: ApprovalId,
         call_id: CallId,
         /// approve | approve_for_session | reject | edit | interrupted
         decision: String,

@@ -23,7 +23,7 @@ pub use approval::{Decision, PendingCall};
 pub use call::ToolCall;
 pub use domain::Domain;
 pub use events::EngineEvent;
-pub use ids::{CallId, SessionId};
+pub use ids::{ApprovalId, CallId, SessionId};
 pub use input::{Answer, InputRequest, InputSource, Question, QuestionOption};
 pub use log::{LogLine, LogRecord};
 pub use mode::Mode;
