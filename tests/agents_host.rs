@@ -36,6 +36,7 @@ fn fx() -> Fx {
             nbook::workspace::Workspace::open(&root).expect("ws"),
             config,
             &dirs,
+            nbook::tools::registry().unwrap(),
         )
         .expect("engine"),
     );

@@ -105,7 +105,9 @@ fn fixture(preset: Preset, web: WebConfig) -> Fixture {
         ..Config::default()
     };
     config.approval.preset = preset;
-    let engine = Arc::new(Engine::open(ws, config, &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).expect("engine"),
+    );
     Fixture { _tmp: tmp, engine }
 }
 

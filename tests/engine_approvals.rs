@@ -37,7 +37,7 @@ fn engine(f: &Fixture, preset: Preset) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
     let mut config = Config::default();
     config.approval.preset = preset;
-    Arc::new(Engine::open(ws, config, &f.dirs).unwrap())
+    Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap())
 }
 
 fn call(name: &str, args: Value) -> ToolCall {

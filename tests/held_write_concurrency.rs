@@ -40,7 +40,8 @@ fn fixture() -> Fx {
     let mut config = Config::default();
     config.approval.preset = Preset::Supervised;
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, config, &dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
     Fx {
         _tmp: tmp,
         home,

@@ -39,7 +39,9 @@ impl Fx {
         let mut config = Config::default();
         config.approval.preset = Preset::Supervised;
         let ws = nbook::workspace::Workspace::open(&self.root).expect("ws");
-        Arc::new(Engine::open(ws, config, &dirs).expect("engine"))
+        Arc::new(
+            Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).expect("engine"),
+        )
     }
 
     fn log_file(&self, sid: &str) -> PathBuf {

@@ -502,7 +502,10 @@ fn check_case(
             ..Config::default()
         };
         let ws = Workspace::open(&root).expect("open project");
-        let engine = Arc::new(Engine::open(ws, config, &dirs).expect("open engine"));
+        let engine = Arc::new(
+            Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap())
+                .expect("open engine"),
+        );
         let real_root = engine.workspace().root().to_path_buf();
         let before = &*before.get_or_insert_with(|| snapshot(&real_root));
         assert_unchanged(
@@ -605,8 +608,13 @@ fn the_policy_holds_every_mutating_tool_somewhere() {
             approval: approval.clone(),
             ..Config::default()
         };
-        let engine =
-            Engine::open(Workspace::open(&base).unwrap(), config, &dirs_in(&home)).unwrap();
+        let engine = Engine::open(
+            Workspace::open(&base).unwrap(),
+            config,
+            &dirs_in(&home),
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap();
         for mode in Mode::ALL {
             let session = engine
                 .create_session("leader.default", mode, "t", None)

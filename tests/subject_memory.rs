@@ -87,7 +87,7 @@ fn config(embedding: Option<(u16, &str)>) -> Config {
 
 fn engine(f: &Fixture, config: Config) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
-    Arc::new(Engine::open(ws, config, &f.dirs).unwrap())
+    Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap())
 }
 
 fn session(engine: &Arc<Engine>, mode: Mode) -> String {

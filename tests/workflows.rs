@@ -55,7 +55,9 @@ fn fx_with(preset: Preset, workflows: WorkflowConfig) -> Fx {
         },
     );
     let ws = nbook::workspace::Workspace::open(&root).expect("ws");
-    let engine = Arc::new(Engine::open(ws, config, &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).expect("engine"),
+    );
     let sid = engine
         .create_session("leader.default", Mode::Normal, "lead", None)
         .expect("session")

@@ -110,16 +110,20 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Open the engine on a project: migrate the database, load profiles, register tools,
-    /// and recover session logs (calls pending at the last stop become `interrupted`).
-    pub fn open(ws: Workspace, config: Config, dirs: &Dirs) -> Result<Engine, EngineError> {
+    /// Open the engine on a project with the tools of `registry` (built by the composition
+    /// root, e.g. `crate::tools::registry()`): migrate the database, load profiles, and
+    /// recover session logs (calls pending at the last stop become `interrupted`).
+    pub fn open(
+        ws: Workspace,
+        config: Config,
+        dirs: &Dirs,
+        registry: Registry,
+    ) -> Result<Engine, EngineError> {
         drop(crate::store::open(&ws.db_path())?);
         let (profiles, profile_errors) = Profiles::load(&[
             dirs.config.join("profiles"),
             ws.nbook_dir().join("profiles"),
         ]);
-        let mut registry = Registry::default();
-        crate::tools::register_all(&mut registry).map_err(EngineError::Setup)?;
         let (events, _) = broadcast::channel(4096);
         let lock = lock::EngineLock::acquire(&ws.nbook_dir().join("agent"));
         let jobs = Arc::new(jobs::JobStore::open(
