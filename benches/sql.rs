@@ -62,7 +62,7 @@ fn bench_sql_read(c: &mut Criterion) {
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     };
     let tool = engine

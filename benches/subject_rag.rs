@@ -249,7 +249,7 @@ fn bench_subject_rag(c: &mut Criterion) {
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     };
     let tool = engine

@@ -1,7 +1,9 @@
 //! The layering rules of DESIGN.md's Layout, checked on the source: `src/protocol` is a leaf
 //! (it imports nothing else from the crate), and the domain services and the project layers
 //! below the engine (plot, world, subject, workspace, store) import nothing from the engine —
-//! the types they share with it come from `crate::protocol`.
+//! the types they share with it come from `crate::protocol`. Tools and workflow runs get
+//! narrow capabilities (`ToolServices`), never the engine: they neither name `Engine` nor
+//! call `.decide(`, so none can answer an approval.
 
 use std::path::{Path, PathBuf};
 
@@ -61,6 +63,30 @@ fn names_the_engine_module(_: &Path, line: &str) -> bool {
     line.contains("crate::engine") || line.contains("nbook::engine")
 }
 
+/// The word `Engine` on its own (not `EngineEvent`, `EngineError`, `engine`), or a call of
+/// `.decide(`.
+fn reaches_the_engine(_: &Path, line: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let names_engine = line.match_indices("Engine").any(|(i, m)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + m.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    });
+    names_engine || line.contains(".decide(")
+}
+
+#[test]
+fn tools_and_workflows_get_capabilities_not_the_engine() {
+    for folder in ["tools", "workflow"] {
+        let hits = offending(&sources(folder), reaches_the_engine);
+        assert!(
+            hits.is_empty(),
+            "src/{folder} must use ToolCtx::services (engine::services::ToolServices), not the engine:\n{}",
+            hits.join("\n")
+        );
+    }
+}
+
 #[test]
 fn the_protocol_imports_nothing_else_from_the_crate() {
     let hits = offending(&sources("protocol"), leaves_the_protocol);
@@ -108,4 +134,23 @@ fn the_scans_catch_the_forms_they_look_for() {
         child,
         "use crate::protocol::Preview;"
     ));
+    assert!(reaches_the_engine(child, "use crate::engine::Engine;"));
+    assert!(reaches_the_engine(
+        child,
+        "fn engine(ctx: &ToolCtx) -> Result<&Engine, E> {"
+    ));
+    assert!(reaches_the_engine(child, "    pub engine: Arc<Engine>,"));
+    assert!(reaches_the_engine(
+        child,
+        "        e.decide(&id, Decision::Approve)"
+    ));
+    assert!(!reaches_the_engine(
+        child,
+        "use crate::engine::types::EngineEvent;"
+    ));
+    assert!(!reaches_the_engine(
+        child,
+        "let engine = engine(ctx)?; // EngineError"
+    ));
+    assert!(!reaches_the_engine(child, "policy::decide(&cfg, &facts)"));
 }

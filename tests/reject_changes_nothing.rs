@@ -312,7 +312,7 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         mode,
         session_state: engine.session_state(session),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     };
     let targets = registered.tool.write_targets(&ctx, args);

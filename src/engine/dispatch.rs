@@ -356,7 +356,7 @@ impl Engine {
             mode: info.mode,
             session_state: self.session_state(session_id),
             call_id: call.id.clone(),
-            engine: Some(self.clone()),
+            services: Some(self.clone()),
             cancel: Default::default(),
         };
         Ok((registered.tool.clone(), ctx))

@@ -16,6 +16,7 @@ pub mod log_cap;
 pub mod policy;
 pub mod profiles;
 pub mod registry;
+pub mod services;
 pub mod session_log;
 pub mod tool;
 pub mod types;

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use crate::engine::registry::Registry;
 
-/// A registry of every built-in tool, for `Engine::open` (the engine does not know the
+/// A registry of every built-in tool, for the engine's `open` (the engine does not know the
 /// tools; the composition root gives them to it).
 pub fn registry() -> Result<Registry, String> {
     let mut registry = Registry::default();

@@ -61,7 +61,7 @@ impl Fx {
             mode: Mode::Normal,
             session_state: Arc::default(),
             call_id: String::new(),
-            engine: None,
+            services: None,
             cancel: Default::default(),
         }
     }
