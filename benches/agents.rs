@@ -35,7 +35,15 @@ fn project() -> (tempfile::TempDir, Arc<Engine>, Dirs) {
         logs: tmp.path().join("h/l"),
     };
     let ws = nbook::workspace::Workspace::open(&root).expect("open");
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .expect("engine"),
+    );
     (tmp, engine, dirs)
 }
 

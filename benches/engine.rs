@@ -20,7 +20,15 @@ fn bench_read_call(c: &mut Criterion) {
         logs: tmp.path().join("h/l"),
     };
     let ws = nbook::workspace::Workspace::open(&root).expect("open");
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .expect("engine"),
+    );
     let sid = engine
         .create_session("leader.default", Mode::Normal, "bench", None)
         .expect("session")
@@ -38,7 +46,7 @@ fn bench_read_call(c: &mut Criterion) {
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     };
     let read = engine

@@ -36,7 +36,15 @@ fn bench_sql_read(c: &mut Criterion) {
         logs: tmp.path().join("h/l"),
     };
     let ws = nbook::workspace::Workspace::open(&root).expect("open");
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .expect("engine"),
+    );
     let sid = engine
         .create_session("leader.default", Mode::Normal, "bench", None)
         .expect("session")
@@ -54,7 +62,7 @@ fn bench_sql_read(c: &mut Criterion) {
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     };
     let tool = engine

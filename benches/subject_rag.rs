@@ -203,7 +203,9 @@ fn bench_subject_rag(c: &mut Criterion) {
         logs: tmp.path().join("h/l"),
     };
     let ws = nbook::workspace::Workspace::open(&root).expect("open");
-    let engine = Arc::new(Engine::open(ws, config.clone(), &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(ws, config.clone(), &dirs, nbook::tools::registry().unwrap()).expect("engine"),
+    );
 
     // Prebuild the index (not measured).
     let t = Instant::now();
@@ -247,7 +249,7 @@ fn bench_subject_rag(c: &mut Criterion) {
         mode: Mode::Normal,
         session_state: engine.session_state(&sid),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     };
     let tool = engine

@@ -78,7 +78,15 @@ fn fixture() -> (Option<tempfile::TempDir>, PathBuf) {
 
 fn open(root: &Path, dirs: &Dirs) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(root).expect("open");
-    Arc::new(Engine::open(ws, Config::default(), dirs).expect("engine"))
+    Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .expect("engine"),
+    )
 }
 
 fn draw(term: &mut Terminal<TestBackend>, app: &AppState) {

@@ -247,7 +247,7 @@ fn tool_ctx(w: &Workload) -> ToolCtx {
         mode: Mode::Normal,
         session_state: Arc::default(),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     }
 }

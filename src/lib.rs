@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod plot;
+pub mod protocol;
 pub mod store;
 pub mod subject;
 pub mod text;

@@ -36,6 +36,7 @@ fn fx() -> Fx {
             nbook::workspace::Workspace::open(&root).expect("ws"),
             config,
             &dirs,
+            nbook::tools::registry().unwrap(),
         )
         .expect("engine"),
     );
@@ -731,7 +732,7 @@ async fn calls_after_one_that_waited_for_approval_are_skipped_for_the_model_to_r
     };
     assert_eq!(pending.len(), 1, "only the first write waits");
     f.engine
-        .decide(&pending[0].call_id, nbook::engine::Decision::Approve)
+        .decide(&pending[0].approval_id, nbook::engine::Decision::Approve)
         .expect("decide");
     run.await.expect("outcome");
     let root = f.engine.workspace().root().to_path_buf();
@@ -1059,7 +1060,7 @@ async fn a_background_agent_waiting_for_approval_shows_its_job_as_waiting() {
     })
     .await;
     f.engine
-        .decide(&pending[0].call_id, nbook::engine::Decision::Approve)
+        .decide(&pending[0].approval_id, nbook::engine::Decision::Approve)
         .expect("approve");
     eventually("job-1 ended", || {
         job_status(&f, "job-1").is_some_and(|s| s.is_final())

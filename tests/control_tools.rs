@@ -37,6 +37,7 @@ fn engine(f: &Fx, preset: Preset) -> Arc<Engine> {
             nbook::workspace::Workspace::open(&f.root).unwrap(),
             config,
             &f.dirs,
+            nbook::tools::registry().unwrap(),
         )
         .unwrap(),
     )

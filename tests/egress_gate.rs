@@ -105,7 +105,9 @@ fn fixture(preset: Preset, web: WebConfig) -> Fixture {
         ..Config::default()
     };
     config.approval.preset = preset;
-    let engine = Arc::new(Engine::open(ws, config, &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).expect("engine"),
+    );
     Fixture { _tmp: tmp, engine }
 }
 
@@ -219,7 +221,7 @@ async fn supervised_asks_once_per_host_with_the_url_the_session_and_what_it_read
         p.preview.summary
     );
     f.engine
-        .decide(&p.call_id, Decision::ApproveForSession)
+        .decide(&p.approval_id, Decision::ApproveForSession)
         .expect("decide");
     let r = handle.await.expect("join");
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
@@ -237,7 +239,7 @@ async fn supervised_asks_once_per_host_with_the_url_the_session_and_what_it_read
     let (p, handle) = pending_call(&f, &sid, "web_fetch", json!({ "url": other })).await;
     assert_eq!(egress_body(&p).0[0].host, "localhost");
     f.engine
-        .decide(&p.call_id, Decision::Reject { reason: None })
+        .decide(&p.approval_id, Decision::Reject { reason: None })
         .expect("decide");
     let r = handle.await.expect("join");
     assert_eq!(r.status, CallStatus::Rejected, "{}", r.content);
@@ -257,7 +259,7 @@ async fn supervised_asks_once_per_host_with_the_url_the_session_and_what_it_read
     let (_, _, earlier) = egress_body(&p);
     assert!(earlier[0].contains("no project data read"), "{earlier:?}");
     f.engine
-        .decide(&p.call_id, Decision::Approve)
+        .decide(&p.approval_id, Decision::Approve)
         .expect("decide");
     assert_eq!(handle.await.expect("join").status, CallStatus::Ok);
 }
@@ -345,7 +347,7 @@ async fn web_search_asks_for_the_providers_host_and_shows_the_query() {
     assert_eq!(requests[0].body, vec!["query=salt tax 1820".to_string()]);
     assert!(s.seen.lock().unwrap().is_empty());
     f.engine
-        .decide(&p.call_id, Decision::ApproveForSession)
+        .decide(&p.approval_id, Decision::ApproveForSession)
         .expect("decide");
     assert_eq!(handle.await.expect("join").status, CallStatus::Ok);
     // The host grant also covers web_fetch to that host: grants are keyed by host.

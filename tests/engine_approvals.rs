@@ -37,7 +37,7 @@ fn engine(f: &Fixture, preset: Preset) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
     let mut config = Config::default();
     config.approval.preset = preset;
-    Arc::new(Engine::open(ws, config, &f.dirs).unwrap())
+    Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap())
 }
 
 fn call(name: &str, args: Value) -> ToolCall {
@@ -64,7 +64,7 @@ async fn queued(
     for _ in 0..500 {
         let p = engine.pending();
         if p.len() > before {
-            return (handle, p.last().unwrap().call_id.clone());
+            return (handle, p.last().unwrap().approval_id.clone());
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
@@ -306,7 +306,7 @@ async fn the_queue_is_fifo_across_sessions() {
         ]
     );
     for p in engine.pending() {
-        engine.decide(&p.call_id, Decision::Approve).unwrap();
+        engine.decide(&p.approval_id, Decision::Approve).unwrap();
     }
     for h in [h1, h2, h3] {
         assert!(h.await.unwrap().ok);
@@ -470,4 +470,124 @@ async fn apply_patch_previews_every_file_and_applies_all_or_nothing() {
     assert_eq!(r.status, CallStatus::ToolError);
     assert!(read(&f.root, "z.md").is_none());
     assert!(engine.pending().is_empty());
+}
+
+fn call_0(path: &str, content: &str) -> ToolCall {
+    ToolCall {
+        id: "call_0".into(),
+        ..write_call(path, content)
+    }
+}
+
+/// The approval ids recorded in a session's log, in order.
+fn logged_approval_ids(engine: &Engine, sid: &str) -> Vec<(String, String)> {
+    engine
+        .session_log(sid)
+        .unwrap()
+        .lines
+        .iter()
+        .filter_map(|l| match &l.record {
+            LogRecord::ApprovalRequested { approval_id, .. } => {
+                Some(("requested".into(), approval_id.clone()))
+            }
+            LogRecord::ApprovalResolved { approval_id, .. } => {
+                Some(("resolved".into(), approval_id.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_providers_reusing_a_call_id_do_not_collide() {
+    let f = fixture();
+    let engine = engine(&f, Preset::Supervised);
+    let a = engine
+        .create_session("leader.default", Mode::Normal, "a", None)
+        .unwrap()
+        .id;
+    let b = engine
+        .create_session("leader.default", Mode::Normal, "b", None)
+        .unwrap()
+        .id;
+    // Both providers call their first tool call `call_0`.
+    let (ha, ap_a) = queued(&engine, &a, call_0("a.md", "from a\n")).await;
+    let (hb, ap_b) = queued(&engine, &b, call_0("b.md", "from b\n")).await;
+    assert_ne!(ap_a, ap_b, "each approval has its own id");
+    let pending = engine.pending();
+    assert_eq!(pending.len(), 2);
+    assert!(pending.iter().all(|p| p.call_id == "call_0"));
+    assert_eq!(pending[0].approval_id, ap_a);
+    assert_eq!(pending[0].session_id, a);
+    assert_eq!(pending[1].approval_id, ap_b);
+
+    // Rejecting b's call leaves a's waiting, untouched.
+    engine
+        .decide(&ap_b, Decision::Reject { reason: None })
+        .unwrap();
+    let rb = hb.await.unwrap();
+    assert_eq!(rb.status, CallStatus::Rejected, "{}", rb.content);
+    assert!(rb.waited);
+    let left = engine.pending();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].approval_id, ap_a);
+    assert!(read(&f.root, "b.md").is_none());
+    assert!(read(&f.root, "a.md").is_none());
+
+    // The provider id names no approval: only the engine's id decides.
+    assert!(engine.decide("call_0", Decision::Approve).is_err());
+    engine.decide(&ap_a, Decision::Approve).unwrap();
+    let ra = ha.await.unwrap();
+    assert_eq!(ra.status, CallStatus::Ok, "{}", ra.content);
+    assert!(ra.waited);
+    assert_eq!(read(&f.root, "a.md").as_deref(), Some("from a\n"));
+    assert!(read(&f.root, "b.md").is_none());
+
+    // Each log keys its approval records by its own approval id.
+    let req_res = |ap: &str| {
+        vec![
+            ("requested".to_string(), ap.to_string()),
+            ("resolved".to_string(), ap.to_string()),
+        ]
+    };
+    assert_eq!(logged_approval_ids(&engine, &a), req_res(&ap_a));
+    assert_eq!(logged_approval_ids(&engine, &b), req_res(&ap_b));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approval_ids_are_not_reused_after_a_restart() {
+    let f = fixture();
+    let (sid, first);
+    {
+        let engine = engine(&f, Preset::Supervised);
+        sid = engine
+            .create_session("leader.default", Mode::Normal, "t", None)
+            .unwrap()
+            .id;
+        let (h, ap) = queued(&engine, &sid, call_0("one.md", "1\n")).await;
+        engine.decide(&ap, Decision::Approve).unwrap();
+        assert_eq!(h.await.unwrap().status, CallStatus::Ok);
+        // A second request left pending when nbook stops.
+        let (h, ap2) = queued(&engine, &sid, call_0("two.md", "2\n")).await;
+        assert_ne!(ap, ap2);
+        h.abort();
+        let _ = h.await;
+        first = vec![ap, ap2];
+    }
+    let engine = engine(&f, Preset::Supervised);
+    // Recovery resolves the pending request by its approval id.
+    let ids = logged_approval_ids(&engine, &sid);
+    assert_eq!(
+        ids.last(),
+        Some(&("resolved".to_string(), first[1].clone())),
+        "{ids:?}"
+    );
+    let (h, ap3) = queued(&engine, &sid, call_0("three.md", "3\n")).await;
+    assert!(
+        !first.contains(&ap3),
+        "{ap3} was minted before the restart too: {first:?}"
+    );
+    engine.decide(&ap3, Decision::Approve).unwrap();
+    assert_eq!(h.await.unwrap().status, CallStatus::Ok);
+    assert!(read(&f.root, "two.md").is_none());
 }

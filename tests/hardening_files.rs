@@ -26,7 +26,15 @@ fn fx() -> Fx {
     let root = tmp.path().join("book");
     nbook::workspace::init::init(&root, Some("Book")).unwrap();
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs(tmp.path())).unwrap());
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs(tmp.path()),
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    );
     let sid = engine
         .create_session("leader.default", Mode::Normal, "h", None)
         .unwrap()

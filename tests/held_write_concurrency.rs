@@ -40,7 +40,8 @@ fn fixture() -> Fx {
     let mut config = Config::default();
     config.approval.preset = Preset::Supervised;
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, config, &dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
     Fx {
         _tmp: tmp,
         home,
@@ -106,7 +107,7 @@ impl Fx {
         for _ in 0..3000 {
             let p = self.engine.pending();
             if p.len() > before {
-                return (h, p.last().unwrap().call_id.clone());
+                return (h, p.last().unwrap().approval_id.clone());
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
         }
@@ -212,7 +213,7 @@ async fn other_writes_go_on_while_sql_and_world_writes_wait_and_approval_applies
         .engine
         .pending()
         .into_iter()
-        .find(|p| p.call_id == sql_id)
+        .find(|p| p.approval_id == sql_id)
         .unwrap()
         .preview;
 

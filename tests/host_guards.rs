@@ -39,7 +39,9 @@ impl Fx {
         let mut config = Config::default();
         config.approval.preset = Preset::Supervised;
         let ws = nbook::workspace::Workspace::open(&self.root).expect("ws");
-        Arc::new(Engine::open(ws, config, &dirs).expect("engine"))
+        Arc::new(
+            Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).expect("engine"),
+        )
     }
 
     fn log_file(&self, sid: &str) -> PathBuf {
@@ -348,6 +350,7 @@ fn an_append_after_a_torn_last_line_keeps_both_records() {
 
 fn pending_request(call_id: &str) -> LogRecord {
     LogRecord::ApprovalRequested {
+        approval_id: String::new(),
         call_id: call_id.into(),
         tool: "write".into(),
         args: json!({"path": "x.md", "content": "x"}),

@@ -33,7 +33,8 @@ fn project(config: Config) -> Project {
         logs: tmp.path().join("home/logs"),
     };
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, config, &dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
     Project { tmp, root, engine }
 }
 

@@ -45,7 +45,7 @@ fn engine(f: &Fixture) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
     let mut config = Config::default();
     config.approval.preset = Preset::Supervised;
-    Arc::new(Engine::open(ws, config, &f.dirs).unwrap())
+    Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap())
 }
 
 /// Exchange `a` and `b` (a real folder and a symlink) until `stop`; returns the swap count.

@@ -100,7 +100,7 @@ async fn a_payoff_preview_lists_the_promise_status_change_and_writes_nothing() {
         "{keys:?}"
     );
     assert_eq!(before, b.db_bytes(), "the preview wrote nothing");
-    b.engine.decide(&p.call_id, Decision::Approve).unwrap();
+    b.engine.decide(&p.approval_id, Decision::Approve).unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
     assert_eq!(
@@ -142,7 +142,7 @@ async fn derived_changes_show_in_archive_and_decide_previews() {
     );
     b.engine
         .decide(
-            &p.call_id,
+            &p.approval_id,
             Decision::Reject {
                 reason: Some("keep it".into()),
             },
@@ -166,7 +166,7 @@ async fn derived_changes_show_in_archive_and_decide_previews() {
         field(&changes[0], "status"),
         Some((&json!("open"), &json!("decided")))
     );
-    b.engine.decide(&p.call_id, Decision::Approve).unwrap();
+    b.engine.decide(&p.approval_id, Decision::Approve).unwrap();
     assert!(h.await.unwrap().ok);
     // Scene refs show as one field of the scene, not as separate rows.
     let (h, p) = queued(&b, "save_story_scene", json!({"action": "update", "sceneId": "1", "refs": [{"relation": "defines", "target": "lorebook/x/", "visibility": "reader"}]})).await;
@@ -179,7 +179,7 @@ async fn derived_changes_show_in_archive_and_decide_previews() {
             &json!([{"relation": "defines", "target": "lorebook/x/", "visibility": "reader", "note": null}])
         ))
     );
-    b.engine.decide(&p.call_id, Decision::Approve).unwrap();
+    b.engine.decide(&p.approval_id, Decision::Approve).unwrap();
     assert!(h.await.unwrap().ok);
 }
 
@@ -201,7 +201,7 @@ async fn a_row_changed_after_the_preview_makes_the_call_stale() {
     // Someone else (NeuroBook, the author in another pane) changes the promise meanwhile.
     b.conn().execute("UPDATE StoryPromise SET summary = 'changed elsewhere', updatedAt = '2030-01-01T00:00:00.000+00:00' WHERE id = 1", []).unwrap();
     let before = b.db_bytes();
-    b.engine.decide(&p.call_id, Decision::Approve).unwrap();
+    b.engine.decide(&p.approval_id, Decision::Approve).unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Stale, "{}", r.content);
     assert_eq!(before, b.db_bytes(), "a stale call writes nothing");
@@ -221,7 +221,7 @@ async fn a_row_changed_after_the_preview_makes_the_call_stale() {
     b.conn()
         .execute("UPDATE StoryScene SET status = 'archived' WHERE id = 1", [])
         .unwrap();
-    b.engine.decide(&p.call_id, Decision::Approve).unwrap();
+    b.engine.decide(&p.approval_id, Decision::Approve).unwrap();
     assert_eq!(h.await.unwrap().status, CallStatus::Stale);
     // A row that is unrelated does not.
     b.conn()
@@ -236,7 +236,7 @@ async fn a_row_changed_after_the_preview_makes_the_call_stale() {
     b.conn()
         .execute("UPDATE StoryAct SET summary = 'x' WHERE id = 1", [])
         .unwrap();
-    b.engine.decide(&p.call_id, Decision::Approve).unwrap();
+    b.engine.decide(&p.approval_id, Decision::Approve).unwrap();
     assert_eq!(h.await.unwrap().status, CallStatus::Ok);
 }
 

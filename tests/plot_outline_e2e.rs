@@ -42,7 +42,7 @@ async fn a_replayed_session_builds_an_outline_with_approvals() {
                         p.preview.body,
                         nbook::engine::PreviewBody::Records { .. }
                     ));
-                    engine.decide(&p.call_id, Decision::Approve).unwrap();
+                    engine.decide(&p.approval_id, Decision::Approve).unwrap();
                     approved.fetch_add(1, Ordering::SeqCst);
                 }
                 tokio::time::sleep(Duration::from_millis(1)).await;

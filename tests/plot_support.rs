@@ -29,7 +29,8 @@ pub fn book() -> Book {
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
     let mut config = Config::default();
     config.approval.preset = Preset::Supervised;
-    let engine = Arc::new(Engine::open(ws, config, &dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
     let sid = engine
         .create_session("leader.default", Mode::Normal, "plot test", None)
         .unwrap()

@@ -24,7 +24,15 @@ fn fx() -> Fx {
         logs: tmp.path().join("h/l"),
     };
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs).unwrap());
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    );
     let sid = engine
         .create_session("leader.default", Mode::Normal, "r", None)
         .unwrap()

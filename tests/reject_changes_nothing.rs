@@ -312,7 +312,7 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         mode,
         session_state: engine.session_state(session),
         call_id: String::new(),
-        engine: None,
+        services: None,
         cancel: Default::default(),
     };
     let targets = registered.tool.write_targets(&ctx, args);
@@ -424,7 +424,7 @@ async fn reject_three_ways(
     assert_unchanged(before, root, &format!("{label} while pending"));
     engine
         .decide(
-            &id,
+            &pending.approval_id,
             Decision::Reject {
                 reason: Some("not this one".into()),
             },
@@ -457,7 +457,7 @@ async fn reject_three_ways(
     let (e, s) = (engine.clone(), session.to_string());
     let mut events = engine.subscribe();
     let task = tokio::spawn(async move { e.call(&s, call, Approval::Queue).await });
-    wait_until_pending(engine, &mut events, &id).await;
+    let pending = wait_until_pending(engine, &mut events, &id).await;
     task.abort();
     let joined = tokio::time::timeout(Duration::from_secs(20), task)
         .await
@@ -472,7 +472,9 @@ async fn reject_three_ways(
     );
     // A late approval of the vanished call must not run it.
     assert!(
-        engine.decide(&id, Decision::Approve).is_err(),
+        engine
+            .decide(&pending.approval_id, Decision::Approve)
+            .is_err(),
         "{label}: a cancelled call could still be approved"
     );
     assert_unchanged(before, root, &format!("{label} cancelled while pending"));
@@ -500,7 +502,10 @@ fn check_case(
             ..Config::default()
         };
         let ws = Workspace::open(&root).expect("open project");
-        let engine = Arc::new(Engine::open(ws, config, &dirs).expect("open engine"));
+        let engine = Arc::new(
+            Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap())
+                .expect("open engine"),
+        );
         let real_root = engine.workspace().root().to_path_buf();
         let before = &*before.get_or_insert_with(|| snapshot(&real_root));
         assert_unchanged(
@@ -603,8 +608,13 @@ fn the_policy_holds_every_mutating_tool_somewhere() {
             approval: approval.clone(),
             ..Config::default()
         };
-        let engine =
-            Engine::open(Workspace::open(&base).unwrap(), config, &dirs_in(&home)).unwrap();
+        let engine = Engine::open(
+            Workspace::open(&base).unwrap(),
+            config,
+            &dirs_in(&home),
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap();
         for mode in Mode::ALL {
             let session = engine
                 .create_session("leader.default", mode, "t", None)

@@ -36,7 +36,15 @@ fn fixture() -> Fixture {
         logs: home.join("logs"),
     };
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs).unwrap());
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    );
     let sid = engine
         .create_session("researcher", Mode::Normal, "t", None)
         .unwrap()

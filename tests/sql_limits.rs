@@ -29,7 +29,7 @@ fn dirs(tmp: &tempfile::TempDir) -> Dirs {
 
 fn engine(root: &std::path::Path, tmp: &tempfile::TempDir, config: Config) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(root).unwrap();
-    Arc::new(Engine::open(ws, config, &dirs(tmp)).unwrap())
+    Arc::new(Engine::open(ws, config, &dirs(tmp), nbook::tools::registry().unwrap()).unwrap())
 }
 
 fn fixture(time_limit_ms: Option<u64>) -> Fx {

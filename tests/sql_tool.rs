@@ -33,7 +33,8 @@ fn fixture(preset: Preset) -> Fx {
     let mut config = Config::default();
     config.approval.preset = preset;
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, config, &dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
     let sid = engine
         .create_session("leader.default", Mode::Normal, "t", None)
         .unwrap()
@@ -97,7 +98,7 @@ async fn queued(f: &Fx, sql: &str) -> (tokio::task::JoinHandle<CallResult>, Stri
     for _ in 0..2000 {
         let p = f.engine.pending();
         if p.len() > before {
-            return (handle, p.last().unwrap().call_id.clone());
+            return (handle, p.last().unwrap().approval_id.clone());
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
@@ -370,7 +371,8 @@ async fn neurobook_preset_runs_writes_without_asking_and_locked_refuses() {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
     let mut config = Config::default();
     config.approval.preset = Preset::Locked;
-    let engine = Arc::new(Engine::open(ws, config, &f.dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap());
     let sid = engine
         .create_session("leader.default", Mode::Normal, "t", None)
         .unwrap()

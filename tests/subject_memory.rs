@@ -87,7 +87,7 @@ fn config(embedding: Option<(u16, &str)>) -> Config {
 
 fn engine(f: &Fixture, config: Config) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
-    Arc::new(Engine::open(ws, config, &f.dirs).unwrap())
+    Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap())
 }
 
 fn session(engine: &Arc<Engine>, mode: Mode) -> String {
@@ -836,7 +836,9 @@ async fn discuss_mode_holds_both_writes_for_approval_with_a_preview() {
         !f.path(&events).exists(),
         "nothing is written before approval"
     );
-    engine.decide(&pending.call_id, Decision::Approve).unwrap();
+    engine
+        .decide(&pending.approval_id, Decision::Approve)
+        .unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
     assert_eq!(
@@ -868,7 +870,9 @@ async fn discuss_mode_holds_both_writes_for_approval_with_a_preview() {
     assert!(pending.preview.summary.contains("memory.curator"));
     assert_eq!(script.turns_left(), 1, "the curator waits for the approval");
     assert_eq!(f.read(&mem).unwrap(), MEMORY);
-    engine.decide(&pending.call_id, Decision::Approve).unwrap();
+    engine
+        .decide(&pending.approval_id, Decision::Approve)
+        .unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
     assert_eq!(r.details.unwrap()["outcome"], json!("updated"));
@@ -885,7 +889,7 @@ async fn discuss_mode_holds_both_writes_for_approval_with_a_preview() {
     let before = f.read(&mem).unwrap();
     let sessions = engine.sessions().len();
     engine
-        .decide(&pending.call_id, Decision::Reject { reason: None })
+        .decide(&pending.approval_id, Decision::Reject { reason: None })
         .unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Rejected);
@@ -906,7 +910,7 @@ async fn discuss_mode_holds_both_writes_for_approval_with_a_preview() {
     ] {
         let (h, pending) = queued(&engine, &plan, tool, args).await;
         engine
-            .decide(&pending.call_id, Decision::Reject { reason: None })
+            .decide(&pending.approval_id, Decision::Reject { reason: None })
             .unwrap();
         assert_eq!(h.await.unwrap().status, CallStatus::Rejected, "{tool}");
     }
@@ -922,7 +926,9 @@ async fn discuss_mode_holds_both_writes_for_approval_with_a_preview() {
     )
     .await;
     f.write(&mem, MEMORY);
-    engine.decide(&pending.call_id, Decision::Approve).unwrap();
+    engine
+        .decide(&pending.approval_id, Decision::Approve)
+        .unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Stale, "{}", r.content);
     assert_eq!(f.read(&mem).unwrap(), MEMORY);

@@ -39,7 +39,15 @@ fn fixture() -> Fixture {
 
 fn open(f: &Fixture) -> Arc<Engine> {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
-    Arc::new(Engine::open(ws, Config::default(), &f.dirs).unwrap())
+    Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &f.dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    )
 }
 
 /// Every file's bytes under `root` except the session logs (which record the decision).
@@ -228,7 +236,8 @@ async fn new_session_composer_prompt_and_cancel_through_the_host() {
     let f = fixture();
     let config = Config::parse("[models.m1]\nprovider = \"p\"\nname = \"x\"\n", "test").unwrap();
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
-    let engine = Arc::new(Engine::open(ws, config, &f.dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap());
     type Asked = Vec<(String, Option<String>)>;
     let asked: Arc<Mutex<Asked>> = Arc::default();
     let seen = asked.clone();

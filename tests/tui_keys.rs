@@ -283,7 +283,7 @@ fn resolved_elsewhere_removes_without_sending() {
     press(&mut app, "<Enter>");
     assert!(matches!(app.overlay, Some(Overlay::Detail { .. })));
     let fx = app.update(Action::Engine(EngineEvent::ApprovalResolved {
-        call_id: "call-write".into(),
+        approval_id: "call-write".into(),
         decision: "approve".into(),
     }));
     assert!(fx.is_empty());

@@ -117,6 +117,7 @@ fn a_tool_call_reads_after_its_approval_notes() {
             }],
         },
         LogRecord::ApprovalRequested {
+            approval_id: "ap-1".into(),
             call_id: "w1".into(),
             tool: "write".into(),
             args: json!({"path": "notes.md", "content": "x"}),
@@ -124,6 +125,7 @@ fn a_tool_call_reads_after_its_approval_notes() {
             mode: Mode::Normal,
         },
         LogRecord::ApprovalResolved {
+            approval_id: "ap-1".into(),
             call_id: "w1".into(),
             decision: "approve".into(),
             by: "author".into(),

@@ -23,7 +23,15 @@ fn a_newer_database_is_announced_in_the_status_bar() {
         logs: tmp.path().join("home/logs"),
     };
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs).unwrap());
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    );
     let mut app = nbook::tui::build_app(&engine, &dirs, None, (100, 12));
     let screen = tui_support::render(&mut app, 100, 12);
     let known = nbook::store::KNOWN_VERSION;

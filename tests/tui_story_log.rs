@@ -50,7 +50,15 @@ async fn author_writes_are_logged_in_one_author_session() {
         logs: home.path().join("l"),
     };
     let ws = nbook::workspace::Workspace::open(&b.root).unwrap();
-    let engine = Arc::new(Engine::open(ws, Config::default(), &dirs).unwrap());
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    );
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     let exec = Executor::new(engine.clone(), tx);
 

@@ -131,7 +131,8 @@ fn fixture(web: WebConfig) -> Fixture {
         web,
         ..Config::default()
     };
-    let engine = Arc::new(Engine::open(ws, config, &dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
     let sid = engine
         .create_session("researcher", Mode::Normal, "t", None)
         .unwrap()

@@ -55,7 +55,9 @@ fn fx_with(preset: Preset, workflows: WorkflowConfig) -> Fx {
         },
     );
     let ws = nbook::workspace::Workspace::open(&root).expect("ws");
-    let engine = Arc::new(Engine::open(ws, config, &dirs).expect("engine"));
+    let engine = Arc::new(
+        Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).expect("engine"),
+    );
     let sid = engine
         .create_session("leader.default", Mode::Normal, "lead", None)
         .expect("session")
@@ -309,7 +311,7 @@ async fn run_workflow_waits_for_the_author_and_a_rejection_runs_nothing() {
     );
     fx.engine
         .decide(
-            &p.call_id,
+            &p.approval_id,
             Decision::Reject {
                 reason: Some("not now".into()),
             },
@@ -332,7 +334,7 @@ async fn run_workflow_waits_for_the_author_and_a_rejection_runs_nothing() {
         !fx.engine.pending().is_empty()
     })
     .await;
-    let id = fx.engine.pending()[0].call_id.clone();
+    let id = fx.engine.pending()[0].approval_id.clone();
     write_project_workflow(
         &fx.root,
         "hello",
@@ -355,7 +357,7 @@ async fn run_workflow_waits_for_the_author_and_a_rejection_runs_nothing() {
     };
     assert!(text.contains("return args.n * 2;"), "{text}");
     fx.engine
-        .decide(&p.call_id, Decision::Approve)
+        .decide(&p.approval_id, Decision::Approve)
         .expect("decide");
     let r = h.await.expect("join");
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);

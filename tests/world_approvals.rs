@@ -33,7 +33,7 @@ async fn queued(
     for _ in 0..2000 {
         let p = engine.pending();
         if p.len() > before {
-            return (handle, p.last().unwrap().call_id.clone());
+            return (handle, p.last().unwrap().approval_id.clone());
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
@@ -232,7 +232,8 @@ async fn neurobook_preset_trusts_world_writes_and_locked_refuses() {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
     let mut config = Config::default();
     config.approval.preset = Preset::Neurobook;
-    let engine = Arc::new(Engine::open(ws, config, &f.dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap());
     let sid = engine
         .create_session("world.engine", Mode::Normal, "t", None)
         .unwrap()
@@ -242,7 +243,8 @@ async fn neurobook_preset_trusts_world_writes_and_locked_refuses() {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
     let mut config = Config::default();
     config.approval.preset = Preset::Locked;
-    let engine = Arc::new(Engine::open(ws, config, &f.dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &f.dirs, nbook::tools::registry().unwrap()).unwrap());
     let sid = engine
         .create_session("world.engine", Mode::Normal, "t", None)
         .unwrap()

@@ -379,7 +379,8 @@ pub fn open_engine_report(
         ));
     }
     let mut report = Config::load_report(dirs, Some(ws.root())).map_err(Failure::usage)?;
-    let engine = Engine::open(ws, report.config.clone(), dirs).map_err(Failure::tool)?;
+    let registry = crate::tools::registry().map_err(Failure::tool)?;
+    let engine = Engine::open(ws, report.config.clone(), dirs, registry).map_err(Failure::tool)?;
     report.check_tool_names(engine.registry().names());
     for note in report.notes() {
         tracing::warn!("config: {note}");

@@ -15,7 +15,6 @@ use serde::Serialize;
 use super::{exit, note, out, Failure};
 use crate::config::{Config, Dirs, Loosening};
 use crate::engine::profiles::Profiles;
-use crate::engine::registry::Registry;
 use crate::workspace::Workspace;
 
 #[derive(Serialize)]
@@ -54,8 +53,7 @@ pub fn tools(
             crate::text::escape_message(&e.to_string())
         ));
     }
-    let mut registry = Registry::default();
-    crate::tools::register_all(&mut registry).map_err(Failure::tool)?;
+    let registry = crate::tools::registry().map_err(Failure::tool)?;
     report.check_tool_names(registry.names());
     for n in report.notes() {
         note(format!("nbook: warning: {n}"));

@@ -87,7 +87,7 @@ impl CallResult {
 /// Removes a queued call if the waiting future is dropped (the agent run was cancelled).
 struct QueueGuard<'a> {
     engine: &'a Engine,
-    call_id: CallId,
+    approval_id: ApprovalId,
     armed: bool,
 }
 
@@ -98,13 +98,13 @@ impl Drop for QueueGuard<'_> {
         }
         let removed = {
             let mut st = self.engine.state();
-            let had = st.waiters.remove(&self.call_id).is_some();
-            st.queue.retain(|p| p.call_id != self.call_id);
+            let had = st.waiters.remove(&self.approval_id).is_some();
+            st.queue.retain(|p| p.approval_id != self.approval_id);
             had
         };
         if removed {
             self.engine.emit(EngineEvent::ApprovalResolved {
-                call_id: self.call_id.clone(),
+                approval_id: self.approval_id.clone(),
                 decision: "cancelled".into(),
             });
         }
@@ -131,8 +131,9 @@ impl Engine {
         let mut result = self.call_inner(session_id, &call, approval).await;
         let committed = {
             let mut st = self.state();
-            result.waited = st.asked.remove(&call.id);
-            st.committed.remove(&call.id)
+            let key = (session_id.to_string(), call.id.clone());
+            result.waited = st.asked.remove(&key);
+            st.committed.remove(&key)
         };
         if result.ok {
             self.after_success(session_id, &call, committed);
@@ -355,7 +356,7 @@ impl Engine {
             mode: info.mode,
             session_state: self.session_state(session_id),
             call_id: call.id.clone(),
-            engine: Some(self.clone()),
+            services: Some(self.clone()),
             cancel: Default::default(),
         };
         Ok((registered.tool.clone(), ctx))
@@ -448,10 +449,12 @@ impl Engine {
                 return Err(Box::new(r));
             }
         };
+        let approval_id = self.mint_approval_id();
         // Nothing runs without its record: no request on file, no call.
         if let Err(e) = self.append(
             session_id,
             LogRecord::ApprovalRequested {
+                approval_id: approval_id.clone(),
                 call_id: call.id.clone(),
                 tool: call.name.clone(),
                 args: call.arguments.clone(),
@@ -465,8 +468,11 @@ impl Engine {
             Some(answer) => answer,
             None => {
                 let (tx, rx) = oneshot::channel();
-                self.state().asked.insert(call.id.clone());
+                self.state()
+                    .asked
+                    .insert((session_id.to_string(), call.id.clone()));
                 let pending = PendingCall {
+                    approval_id: approval_id.clone(),
                     call_id: call.id.clone(),
                     session_id: session_id.to_string(),
                     profile: ctx.profile.key.clone(),
@@ -479,12 +485,12 @@ impl Engine {
                 };
                 {
                     let mut st = self.state();
-                    st.waiters.insert(call.id.clone(), tx);
+                    st.waiters.insert(approval_id.clone(), tx);
                     st.queue.push_back(pending.clone());
                 }
                 let mut guard = QueueGuard {
                     engine: self,
-                    call_id: call.id.clone(),
+                    approval_id: approval_id.clone(),
                     armed: true,
                 };
                 let previous_state = self
@@ -523,6 +529,7 @@ impl Engine {
         if let Err(e) = self.append(
             session_id,
             LogRecord::ApprovalResolved {
+                approval_id: approval_id.clone(),
                 call_id: call.id.clone(),
                 decision: decision.label().into(),
                 by: by.into(),
@@ -629,7 +636,9 @@ impl Engine {
         .await
         .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
         if commit && outcome.is_ok() {
-            self.state().committed.insert(call.id.clone());
+            self.state()
+                .committed
+                .insert((session_id.to_string(), call.id.clone()));
         }
         self.finish(session_id, call, outcome)
     }

@@ -16,6 +16,7 @@ pub mod log_cap;
 pub mod policy;
 pub mod profiles;
 pub mod registry;
+pub mod services;
 pub mod session_log;
 pub mod tool;
 pub mod types;
@@ -30,7 +31,7 @@ use crate::workspace::Workspace;
 pub use dispatch::{Approval, CallResult, CallStatus};
 use profiles::{Profile, ProfileError, Profiles};
 use registry::Registry;
-use session_log::{now_rfc3339, read_log, LogWriter, ReadLog, SessionLog};
+use session_log::{read_log, LogWriter, ReadLog, SessionLog};
 pub use types::*;
 
 /// A tool that sets this session-state key changes the session's mode (an approved
@@ -43,7 +44,7 @@ pub enum EngineError {
     UnknownProfile(String),
     #[error("no session with id '{0}'")]
     UnknownSession(String),
-    #[error("no pending call with id '{0}' (it may have been decided or cancelled already)")]
+    #[error("no pending approval with id '{0}' (it may have been decided or cancelled already); `PendingCall::approval_id` names it")]
     UnknownCall(String),
     #[error("session log {path}: {source} (check free disk space and that the file is a writable regular file)")]
     Log {
@@ -71,7 +72,8 @@ struct SessionRt {
 struct State {
     sessions: BTreeMap<SessionId, SessionRt>,
     queue: VecDeque<PendingCall>,
-    waiters: HashMap<CallId, oneshot::Sender<Decision>>,
+    /// Keyed by approval id (never by the provider's call id, which sessions may share).
+    waiters: HashMap<ApprovalId, oneshot::Sender<Decision>>,
     /// (session, tool, target) triples the author approved for the rest of a session.
     grants: HashSet<(SessionId, String, String)>,
     /// (session, host) pairs the author allowed egress to for the rest of a session.
@@ -79,11 +81,16 @@ struct State {
     /// Per session, the latest calls that read or changed local data (shown when the session
     /// asks to send data off the machine). Kept in memory for this process only.
     seen: HashMap<SessionId, egress::Seen>,
-    /// Staged calls whose held change was committed (cleared when the call returns).
-    committed: HashSet<CallId>,
+    /// Staged calls whose held change was committed (cleared when the call returns), by
+    /// (session, call id): providers of different sessions may use the same call id.
+    committed: HashSet<(SessionId, CallId)>,
     next_call: u64,
-    /// Calls that went to the approval queue (cleared when the call returns).
-    asked: HashSet<CallId>,
+    /// The number of the last approval id minted (`ap-<n>`); starts after the highest in the
+    /// session logs, so ids are not reused across restarts.
+    next_approval: u64,
+    /// Calls that went to the approval queue (cleared when the call returns), by (session,
+    /// call id).
+    asked: HashSet<(SessionId, CallId)>,
     /// Questions waiting for the author, with the channel that wakes the asker.
     inputs: VecDeque<(inputs::InputRequest, oneshot::Sender<Vec<inputs::Answer>>)>,
 }
@@ -104,16 +111,20 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Open the engine on a project: migrate the database, load profiles, register tools,
-    /// and recover session logs (calls pending at the last stop become `interrupted`).
-    pub fn open(ws: Workspace, config: Config, dirs: &Dirs) -> Result<Engine, EngineError> {
+    /// Open the engine on a project with the tools of `registry` (built by the composition
+    /// root, e.g. `crate::tools::registry()`): migrate the database, load profiles, and
+    /// recover session logs (calls pending at the last stop become `interrupted`).
+    pub fn open(
+        ws: Workspace,
+        config: Config,
+        dirs: &Dirs,
+        registry: Registry,
+    ) -> Result<Engine, EngineError> {
         drop(crate::store::open(&ws.db_path())?);
         let (profiles, profile_errors) = Profiles::load(&[
             dirs.config.join("profiles"),
             ws.nbook_dir().join("profiles"),
         ]);
-        let mut registry = Registry::default();
-        crate::tools::register_all(&mut registry).map_err(EngineError::Setup)?;
         let (events, _) = broadcast::channel(4096);
         let lock = lock::EngineLock::acquire(&ws.nbook_dir().join("agent"));
         let jobs = Arc::new(jobs::JobStore::open(
@@ -235,6 +246,9 @@ impl Engine {
                 }
             }
             let Ok(read) = read_log(&path) else { continue };
+            st.next_approval = st
+                .next_approval
+                .max(session_log::highest_approval_number(&read.lines));
             if let Some(info) = summarize(&read) {
                 let custom = Arc::new(custom_state(&read));
                 let profile = self
@@ -576,22 +590,23 @@ impl Engine {
         self.state().queue.iter().cloned().collect()
     }
 
-    /// Answer a pending call. The waiting call then runs, is refused, or fails as stale.
-    pub fn decide(&self, call_id: &str, decision: Decision) -> Result<(), EngineError> {
+    /// Answer a pending call by its approval id (`PendingCall::approval_id`). The waiting call
+    /// then runs, is refused, or fails as stale.
+    pub fn decide(&self, approval_id: &str, decision: Decision) -> Result<(), EngineError> {
         let waiter = {
             let mut st = self.state();
-            let Some(tx) = st.waiters.remove(call_id) else {
-                return Err(EngineError::UnknownCall(call_id.to_string()));
+            let Some(tx) = st.waiters.remove(approval_id) else {
+                return Err(EngineError::UnknownCall(approval_id.to_string()));
             };
-            st.queue.retain(|p| p.call_id != call_id);
+            st.queue.retain(|p| p.approval_id != approval_id);
             tx
         };
         let label = decision.label().to_string();
         if waiter.send(decision).is_err() {
-            return Err(EngineError::UnknownCall(call_id.to_string()));
+            return Err(EngineError::UnknownCall(approval_id.to_string()));
         }
         self.emit(EngineEvent::ApprovalResolved {
-            call_id: call_id.to_string(),
+            approval_id: approval_id.to_string(),
             decision: label,
         });
         Ok(())
@@ -605,6 +620,13 @@ impl Engine {
             .ok_or_else(|| format!("unknown tool {tool}"))?;
         t.validate(args)
             .map_err(|errs| registry::describe_field_errors(tool, &errs))
+    }
+
+    /// A new approval id, `ap-<n>`: unique in this engine and after every id in the logs.
+    fn mint_approval_id(&self) -> ApprovalId {
+        let mut st = self.state();
+        st.next_approval += 1;
+        format!("ap-{}", st.next_approval)
     }
 
     fn next_call_id(&self) -> CallId {

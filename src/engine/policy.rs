@@ -172,12 +172,10 @@ mod tests {
     }
 
     use crate::engine::effects::Domain;
-    use crate::engine::registry::Registry;
 
     /// Effects as the built-in tool declares them (the policy sees only these).
     fn effects_of(tool: &str) -> Effects {
-        let mut registry = Registry::default();
-        crate::tools::register_all(&mut registry).expect("built-in tools register");
+        let registry = crate::tools::registry().expect("built-in tools register");
         registry.get(tool).expect(tool).tool.effects()
     }
 

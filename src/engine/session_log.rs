@@ -14,11 +14,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::types::{LogLine, LogRecord};
 
-pub fn now_rfc3339() -> String {
-    time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default()
-}
+pub use crate::protocol::now_rfc3339;
 
 pub struct SessionLog {
     path: PathBuf,
@@ -179,19 +175,67 @@ pub fn read_log(path: &Path) -> io::Result<ReadLog> {
     Ok(out)
 }
 
-/// Call ids that were requested for approval but never resolved.
-pub fn unresolved_calls(lines: &[LogLine]) -> Vec<(String, String)> {
-    let mut open: Vec<(String, String)> = Vec::new();
+/// An approval that was requested but never resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unresolved {
+    /// Empty for a record written before approvals had their own id.
+    pub approval_id: String,
+    pub call_id: String,
+    pub tool: String,
+}
+
+/// Approvals that were requested but never resolved, matched by approval id (by call id for
+/// records written before approval ids existed).
+pub fn unresolved_calls(lines: &[LogLine]) -> Vec<Unresolved> {
+    let mut open: Vec<Unresolved> = Vec::new();
     for l in lines {
         match &l.record {
-            LogRecord::ApprovalRequested { call_id, tool, .. } => {
-                open.push((call_id.clone(), tool.clone()))
+            LogRecord::ApprovalRequested {
+                approval_id,
+                call_id,
+                tool,
+                ..
+            } => open.push(Unresolved {
+                approval_id: approval_id.clone(),
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+            }),
+            LogRecord::ApprovalResolved {
+                approval_id,
+                call_id,
+                ..
+            } => {
+                // The oldest open request it answers (a provider may reuse call ids).
+                let pos = open.iter().position(|u| {
+                    if approval_id.is_empty() || u.approval_id.is_empty() {
+                        u.call_id == *call_id
+                    } else {
+                        u.approval_id == *approval_id
+                    }
+                });
+                if let Some(pos) = pos {
+                    open.remove(pos);
+                }
             }
-            LogRecord::ApprovalResolved { call_id, .. } => open.retain(|(c, _)| c != call_id),
             _ => {}
         }
     }
     open
+}
+
+/// The highest `ap-<n>` approval id in a log (0 if none): the engine mints ids after it.
+pub fn highest_approval_number(lines: &[LogLine]) -> u64 {
+    lines
+        .iter()
+        .filter_map(|l| match &l.record {
+            LogRecord::ApprovalRequested { approval_id, .. }
+            | LogRecord::ApprovalResolved { approval_id, .. } => approval_id
+                .strip_prefix("ap-")
+                .and_then(|n| n.parse::<u64>().ok()),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// Mark every unresolved call in the log at `path` as interrupted. Returns how many.
@@ -203,17 +247,18 @@ pub fn recover(path: &Path) -> io::Result<usize> {
     }
     // `open_append` steps over a torn last line, so our first record starts a fresh line.
     let mut log = SessionLog::open_append(path)?;
-    for (call_id, tool) in &open {
+    for u in &open {
         log.append(LogRecord::ApprovalResolved {
-            call_id: call_id.clone(),
+            approval_id: u.approval_id.clone(),
+            call_id: u.call_id.clone(),
             decision: "interrupted".into(),
             by: "engine".into(),
             reason: Some("nbook stopped before the author decided".into()),
             edited_args: None,
         })?;
         log.append(LogRecord::ToolResult {
-            call_id: call_id.clone(),
-            tool: tool.clone(),
+            call_id: u.call_id.clone(),
+            tool: u.tool.clone(),
             ok: false,
             content: "interrupted: nbook stopped while this call waited for approval; it was not executed".into(),
             details: None,
@@ -236,6 +281,7 @@ mod tests {
 
     fn requested(id: &str) -> LogRecord {
         LogRecord::ApprovalRequested {
+            approval_id: String::new(),
             call_id: id.into(),
             tool: "write".into(),
             args: serde_json::json!({}),
@@ -270,5 +316,47 @@ mod tests {
             LogRecord::ApprovalResolved { decision, .. } if decision == "interrupted")));
         // Recovery is idempotent.
         assert_eq!(recover(&p).unwrap(), 0);
+    }
+
+    fn at(record: LogRecord) -> LogLine {
+        LogLine {
+            ts: "t".into(),
+            record,
+        }
+    }
+
+    #[test]
+    fn approvals_are_matched_by_approval_id_not_the_reused_call_id() {
+        let ask = |ap: &str| {
+            at(LogRecord::ApprovalRequested {
+                approval_id: ap.into(),
+                call_id: "call_0".into(),
+                tool: "write".into(),
+                args: serde_json::json!({}),
+                preview: Preview {
+                    summary: "s".into(),
+                    body: PreviewBody::Text { text: "t".into() },
+                    targets: vec![],
+                },
+                mode: Mode::Normal,
+            })
+        };
+        let resolve = |ap: &str| {
+            at(LogRecord::ApprovalResolved {
+                approval_id: ap.into(),
+                call_id: "call_0".into(),
+                decision: "approve".into(),
+                by: "author".into(),
+                reason: None,
+                edited_args: None,
+            })
+        };
+        // Two turns, both `call_0`: the second answer names the first request's id.
+        let lines = vec![ask("ap-4"), ask("ap-7"), resolve("ap-7")];
+        let open = unresolved_calls(&lines);
+        assert_eq!(open.len(), 1);
+        assert_eq!(open[0].approval_id, "ap-4");
+        assert_eq!(highest_approval_number(&lines), 7);
+        assert_eq!(highest_approval_number(&[]), 0);
     }
 }

@@ -55,10 +55,10 @@ pub struct ToolCtx {
     pub session_state: Arc<BTreeMap<String, Value>>,
     /// The id of this call (jobs and questions name their origin with it).
     pub call_id: String,
-    /// The engine itself, for tools that read other sessions and profiles, create sessions,
-    /// ask the author or start jobs;
-    /// `None` outside the engine.
-    pub engine: Option<Arc<super::Engine>>,
+    /// What the engine offers tools that read other sessions and profiles, create sessions,
+    /// ask the author or start jobs — not the engine itself, so no tool can decide an
+    /// approval. `None` outside the engine.
+    pub services: Option<Arc<dyn super::services::ToolServices>>,
     /// Fires when the call is abandoned (its agent run was cancelled) — and also once the call
     /// has returned. Long-running tools watch it to stop early (bash kills its command).
     pub cancel: tokio_util::sync::CancellationToken,

@@ -13,7 +13,7 @@ use super::project::ProjectMeta;
 use super::rows;
 use super::time::{default_calendar, now_iso, CalendarCodec};
 use super::track::{Table, Tracker};
-use crate::engine::types::{RecordChange, TargetState};
+use crate::protocol::{RecordChange, TargetState};
 
 pub struct Plot<'c> {
     conn: &'c Connection,

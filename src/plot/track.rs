@@ -12,7 +12,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
 use super::error::PlotResult;
-use crate::engine::types::{FieldChange, RecordChange, TargetState};
+use crate::protocol::{FieldChange, RecordChange, TargetState};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Table {

@@ -11,7 +11,7 @@ use super::ctx::Plot;
 use super::error::PlotResult;
 use super::project::{PlotTarget, ProjectMeta};
 use super::time::{default_calendar, CalendarCodec};
-use crate::engine::types::{RecordChange, TargetState};
+use crate::protocol::{RecordChange, TargetState};
 
 /// What a dry run or a commit did.
 #[derive(Clone, Debug, PartialEq)]

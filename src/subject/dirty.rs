@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{json, Map, Value};
 
 use super::Source;
-use crate::engine::session_log::now_rfc3339;
+use crate::protocol::now_rfc3339;
 use crate::workspace::atomic_write;
 
 /// The marks as stored: `None` when the file exists but cannot be parsed.

@@ -28,7 +28,7 @@ use super::{
     content_fingerprint, dirty, events, io_lock, memory, read_source, split_chars, vectors, Source,
     Subject,
 };
-use crate::engine::session_log::now_rfc3339;
+use crate::protocol::now_rfc3339;
 use crate::workspace::{Access, Workspace};
 
 /// Longest chunk embedded, in characters (NeuroBook's limit for memory chunks).

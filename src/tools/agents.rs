@@ -5,12 +5,12 @@
 use serde_json::{json, Value};
 
 use crate::engine::profiles::{Creation, Profile};
+use crate::engine::services::ToolServices;
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::LogRecord;
-use crate::engine::Engine;
 
-fn engine(ctx: &ToolCtx) -> Result<&Engine, ToolError> {
-    ctx.engine
+fn engine(ctx: &ToolCtx) -> Result<&dyn ToolServices, ToolError> {
+    ctx.services
         .as_deref()
         .ok_or_else(|| ToolError::failed("sessions are not available outside the engine"))
 }
@@ -213,7 +213,13 @@ impl Tool for GetSession {
 }
 
 /// The newest `limit` messages of the given roles, oldest first, cut to `budget` characters.
-fn recent(e: &Engine, id: &str, limit: usize, budget: usize, roles: &[String]) -> Vec<Value> {
+fn recent(
+    e: &dyn ToolServices,
+    id: &str,
+    limit: usize,
+    budget: usize,
+    roles: &[String],
+) -> Vec<Value> {
     let Ok(log) = e.session_log(id) else {
         return Vec::new();
     };

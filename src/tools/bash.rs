@@ -236,7 +236,7 @@ fn start_background(
     command: String,
     timeout: Duration,
 ) -> Result<ToolOutput, ToolError> {
-    let engine = ctx.engine.clone().ok_or_else(|| {
+    let engine = ctx.services.clone().ok_or_else(|| {
         ToolError::failed("background commands need the engine's job store; run without background")
     })?;
     let (job_id, cancel) = engine

@@ -12,16 +12,16 @@ use serde_json::{json, Value};
 
 use crate::engine::agents::{AgentHost, InvokeMode, InvokeRequest};
 use crate::engine::inputs::{render_answers, InputSource, Question};
+use crate::engine::services::ToolServices;
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
-use crate::engine::Engine;
 
-fn engine(ctx: &ToolCtx) -> Result<&Arc<Engine>, ToolError> {
-    ctx.engine
-        .as_ref()
+fn engine(ctx: &ToolCtx) -> Result<&dyn ToolServices, ToolError> {
+    ctx.services
+        .as_deref()
         .ok_or_else(|| ToolError::failed("agents are not available outside the engine"))
 }
 
-fn host(e: &Engine) -> Result<Arc<dyn AgentHost>, ToolError> {
+fn host(e: &dyn ToolServices) -> Result<Arc<dyn AgentHost>, ToolError> {
     e.host().ok_or_else(|| {
         ToolError::failed(
             "no agent host in this process: agents run inside `nbook` (the TUI) or `nbook run`, not `nbook call`",

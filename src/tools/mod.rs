@@ -1,4 +1,5 @@
 //! Tool implementations, one file per group, and `register_all`, the list of built-ins.
+//! [`registry`] builds the registry the composition root (`src/cli`) hands to the engine.
 
 pub mod agents;
 pub mod apply_patch;
@@ -22,6 +23,14 @@ pub mod world;
 use std::sync::Arc;
 
 use crate::engine::registry::Registry;
+
+/// A registry of every built-in tool, for the engine's `open` (the engine does not know the
+/// tools; the composition root gives them to it).
+pub fn registry() -> Result<Registry, String> {
+    let mut registry = Registry::default();
+    register_all(&mut registry)?;
+    Ok(registry)
+}
 
 /// Register every built-in tool.
 pub fn register_all(registry: &mut Registry) -> Result<(), String> {

@@ -312,7 +312,7 @@ impl Tool for SubjectMemoryUpdate {
         let s = subject(ctx, args, Access::Write)?;
         let facts = facts(args);
         let loaded = update::load(&ctx.workspace, &s).map_err(fail)?;
-        let engine = ctx.engine.as_ref().ok_or_else(|| {
+        let engine = ctx.services.as_ref().ok_or_else(|| {
             fail("subject_memory_update needs the engine to start a memory.curator agent; it cannot run outside an engine session")
         })?;
         let host = engine.host().ok_or_else(|| {

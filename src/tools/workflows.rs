@@ -8,9 +8,9 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::engine::jobs::{JobError, JobStatus};
+use crate::engine::services::ToolServices;
 use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
 use crate::engine::types::{Preview, PreviewBody, TargetState};
-use crate::engine::Engine;
 use crate::workflow::{self, Catalogue, Launch, Launched, Selected};
 
 /// Lines of a workflow file the approval preview shows.
@@ -30,8 +30,8 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap_or_default()
 }
 
-fn engine(ctx: &ToolCtx) -> Result<Arc<Engine>, ToolError> {
-    ctx.engine
+fn engine(ctx: &ToolCtx) -> Result<Arc<dyn ToolServices>, ToolError> {
+    ctx.services
         .clone()
         .ok_or_else(|| ToolError::failed("jobs and workflows need the engine, which this context does not have; use the TUI, `nbook call` or `nbook run`"))
 }

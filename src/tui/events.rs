@@ -67,7 +67,10 @@ impl AppState {
                 self.approvals.push(call);
                 Vec::new()
             }
-            EngineEvent::ApprovalResolved { call_id, decision } => {
+            EngineEvent::ApprovalResolved {
+                approval_id: call_id,
+                decision,
+            } => {
                 let ours = matches!(&self.overlay,
                     Some(Overlay::EditArgs { call_id: c, checking: true, .. }) if *c == call_id);
                 if ours {

@@ -21,8 +21,8 @@ use super::limits::Wall;
 use crate::engine::agents::{InvokeMode, InvokeOutcome, InvokeRequest};
 use crate::engine::inputs::{InputError, InputSource};
 use crate::engine::jobs::JobProgress;
+use crate::engine::services::ToolServices;
 use crate::engine::session_log::now_rfc3339;
-use crate::engine::Engine;
 use crate::workspace::Access;
 
 /// Agent invocations one run may have in flight; more wait their turn.
@@ -84,7 +84,8 @@ impl Shared {
 /// Who runs the workflow and for whom (fixed for the run).
 #[derive(Clone)]
 pub struct RunCtx {
-    pub engine: Arc<Engine>,
+    /// What the engine offers the run (sessions, the agent host, questions, jobs).
+    pub services: Arc<dyn ToolServices>,
     pub job_id: String,
     pub run_id: String,
     pub workflow_key: String,
@@ -205,12 +206,12 @@ impl Host {
         };
         let model = optional_string(opts.get("model"), "wf.agents.create: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.engine.config(), m)?;
+            super::check_model(self.rc.services.config(), m)?;
         }
         let title = title.unwrap_or_else(|| {
             let name = self
                 .rc
-                .engine
+                .services
                 .profiles()
                 .get(profile_key)
                 .map(|p| p.name.clone())
@@ -220,7 +221,7 @@ impl Host {
         // A workflow is a system caller: its sessions are not linked to the caller's ledger.
         let info = self
             .rc
-            .engine
+            .services
             .create_agent(None, profile_key, initial, Some(&title))
             .map_err(|e| format!("wf.agents.create: {e}"))?;
         if let Some(m) = model {
@@ -260,7 +261,7 @@ impl Host {
         }
         let model = optional_string(opts.get("model"), "wf.agents.invoke: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.engine.config(), m)?;
+            super::check_model(self.rc.services.config(), m)?;
         }
         let mode = match optional_string(opts.get("mode"), "wf.agents.invoke: mode")? {
             None => InvokeMode::Prompt,
@@ -270,7 +271,7 @@ impl Host {
                 )
             })?,
         };
-        if self.rc.engine.host().is_none() {
+        if self.rc.services.host().is_none() {
             return Err("wf.agents.invoke: no agent host is running in this process, so agents cannot be invoked; run the workflow from the TUI or `nbook run`".into());
         }
         let req = InvokeRequest {
@@ -319,7 +320,7 @@ impl Host {
 
     fn spawn_invocation(&mut self, ticket: u64, req: InvokeRequest) {
         self.running += 1;
-        let Some(host) = self.rc.engine.host() else {
+        let Some(host) = self.rc.services.host() else {
             let _ = self.tx.send((ticket, Err("the agent host stopped".into())));
             return;
         };
@@ -352,7 +353,7 @@ impl Host {
                 "wf.workspace.read(path): path must be a project-relative path string".into(),
             );
         };
-        let ws = self.rc.engine.workspace();
+        let ws = self.rc.services.workspace();
         let r = ws
             .resolve(path, Access::Read)
             .map_err(|e| format!("wf.workspace.read: {e}"))?;
@@ -398,7 +399,7 @@ impl Host {
         }
         let id = format!("{}:{}", self.rc.job_id, self.asks.len() + 1);
         self.asks.push(spec.describe(Some(&id)));
-        let jobs = self.rc.engine.jobs().clone();
+        let jobs = self.rc.services.jobs().clone();
         let _ = jobs.set_waiting(&self.rc.job_id, true);
         self.write_detail();
         self.shared.set_ask(Some(id.clone()));
@@ -408,7 +409,7 @@ impl Host {
         let answer = if self.rc.stop.is_cancelled() {
             Err(InputError::Withdrawn)
         } else {
-            self.rc.engine.ask_blocking(
+            self.rc.services.ask_blocking(
                 &self.rc.caller_session,
                 InputSource::Workflow,
                 &id,
@@ -463,7 +464,7 @@ impl Host {
         let (done, total) = (count("done")?, count("total")?);
         let _ = self
             .rc
-            .engine
+            .services
             .jobs()
             .progress(&self.rc.job_id, JobProgress { phase, done, total });
         Ok(Value::Null)
@@ -487,7 +488,7 @@ impl Host {
     pub fn write_detail(&self) {
         if let Err(e) = self
             .rc
-            .engine
+            .services
             .jobs()
             .set_detail(&self.rc.job_id, self.detail())
         {

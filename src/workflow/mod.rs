@@ -51,7 +51,7 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::engine::jobs::{JobKind, JobStart};
-use crate::engine::Engine;
+use crate::engine::services::ToolServices;
 pub use catalogue::{Catalogue, Source, Workflow};
 pub use runner::{Code, RunReport};
 pub use sandbox::{ArgHint, Meta, Phase};
@@ -193,7 +193,7 @@ pub fn run_id_for(job_id: &str) -> String {
 }
 
 /// Record the job and start the run on its own thread; with `wait`, block until it ends.
-pub fn launch(engine: &Arc<Engine>, l: Launch) -> Result<Launched, String> {
+pub fn launch(engine: &Arc<dyn ToolServices>, l: Launch) -> Result<Launched, String> {
     let args = l.workflow.effective_args(&l.args);
     let mut preview = format!("{} {}", l.workflow.key, args);
     if preview.chars().count() > 200 {
@@ -228,7 +228,7 @@ pub fn launch(engine: &Arc<Engine>, l: Launch) -> Result<Launched, String> {
     }
     let run_id = run_id_for(&job_id);
     let rc = host::RunCtx {
-        engine: engine.clone(),
+        services: engine.clone(),
         job_id: job_id.clone(),
         run_id: run_id.clone(),
         workflow_key: l.workflow.key.clone(),

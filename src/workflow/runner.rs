@@ -85,20 +85,20 @@ pub struct RunReport {
 /// Run a workflow to its end on this thread (which should have a roomy stack: the runner
 /// spawns one of 16 MiB). Never panics on the script's account.
 pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
-    let limits = Limits::from_config(&rc.engine.config().workflows);
+    let limits = Limits::from_config(&rc.services.config().workflows);
     let shared = Arc::new(Shared::new(Wall::new(limits.wall)));
     let (tx, rx) = mpsc::channel::<Completion>();
     let done = CancellationToken::new();
     let watcher = {
-        let (engine, stop, done, shared) = (
-            rc.engine.clone(),
+        let (services, stop, done, shared) = (
+            rc.services.clone(),
             rc.stop.clone(),
             done.clone(),
             shared.clone(),
         );
         std::thread::Builder::new()
             .name(format!("{}-watch", rc.job_id))
-            .spawn(move || watch(&engine, &stop, &done, &shared))
+            .spawn(move || watch(services.as_ref(), &stop, &done, &shared))
             .ok()
     };
     let host = Rc::new(RefCell::new(Host::new(rc.clone(), shared, tx)));
@@ -144,7 +144,7 @@ pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
         .iter()
         .map(|s| {
             let (i, o) = rc
-                .engine
+                .services
                 .session(&s.session_id)
                 .map(|info| (info.input_tokens, info.output_tokens))
                 .unwrap_or_default();
@@ -162,7 +162,7 @@ pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
     let mut detail = h.detail();
     detail["status"] = json!(status);
     detail["error"] = json!(error);
-    if let Err(e) = rc.engine.jobs().set_detail(&rc.job_id, detail) {
+    if let Err(e) = rc.services.jobs().set_detail(&rc.job_id, detail) {
         tracing::warn!("workflow {}: {e}", rc.job_id);
     }
     RunReport {
@@ -183,7 +183,7 @@ pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
 /// in flight (repeating, so an invocation or question that was just being started is caught
 /// too).
 fn watch(
-    engine: &crate::engine::Engine,
+    services: &dyn crate::engine::services::ToolServices,
     stop: &CancellationToken,
     done: &CancellationToken,
     shared: &Shared,
@@ -195,11 +195,11 @@ fn watch(
         }
         std::thread::sleep(Duration::from_millis(25));
     }
-    let host = engine.host();
+    let host = services.host();
     let mut last: std::collections::HashMap<u64, Instant> = Default::default();
     while !done.is_cancelled() {
         if let Some(id) = shared.current_ask() {
-            engine.withdraw_input(&id);
+            services.withdraw_input(&id);
         }
         if let Some(h) = &host {
             for (ticket, session) in shared.inflight_sessions() {

@@ -63,6 +63,8 @@ pub fn pending(
     mode: Mode,
 ) -> PendingCall {
     PendingCall {
+        // The TUI keys approvals by this id; the fixtures reuse the call id for it.
+        approval_id: call_id.into(),
         call_id: call_id.into(),
         session_id: "1".into(),
         profile: "leader.default".into(),
@@ -548,6 +550,7 @@ pub fn transcript() -> Vec<LogLine> {
             ],
         }),
         line(LogRecord::ApprovalRequested {
+            approval_id: "ap-1".into(),
             call_id: "c2".into(),
             tool: "bash".into(),
             args: json!({"command": "rm -rf notes"}),
@@ -563,6 +566,7 @@ pub fn transcript() -> Vec<LogLine> {
             mode: Mode::Normal,
         }),
         line(LogRecord::ApprovalResolved {
+            approval_id: "ap-1".into(),
             call_id: "c2".into(),
             decision: "reject".into(),
             by: "author".into(),
@@ -582,6 +586,7 @@ pub fn transcript() -> Vec<LogLine> {
             by: "author".into(),
         }),
         line(LogRecord::ApprovalRequested {
+            approval_id: "ap-2".into(),
             call_id: "c3".into(),
             tool: "write".into(),
             args: json!({"path": "manuscript/001-volume/001-chapter/index.md", "content": "x"}),

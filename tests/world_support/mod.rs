@@ -33,7 +33,8 @@ pub fn fixture_with(mut config: Config) -> Fx {
     };
     config.approval.preset = Preset::Supervised;
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine = Arc::new(Engine::open(ws, config, &dirs).unwrap());
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
     Fx {
         tmp,
         root,
@@ -60,7 +61,7 @@ impl Fx {
             mode: Mode::Normal,
             session_state: Arc::default(),
             call_id: String::new(),
-            engine: None,
+            services: None,
             cancel: Default::default(),
         }
     }

@@ -19,7 +19,7 @@ pub enum Waiting {
 impl Waiting {
     pub fn id(&self) -> &str {
         match self {
-            Waiting::Call(c) => &c.call_id,
+            Waiting::Call(c) => &c.approval_id,
             Waiting::Question(q) => &q.id,
         }
     }
@@ -113,7 +113,7 @@ impl ApprovalsState {
         let pos = self
             .items
             .iter()
-            .position(|w| matches!(w, Waiting::Call(c) if c.call_id == call_id))?;
+            .position(|w| matches!(w, Waiting::Call(c) if c.approval_id == call_id))?;
         match self.remove_at(pos) {
             Waiting::Call(c) => Some(c),
             Waiting::Question(_) => None,
@@ -170,7 +170,7 @@ impl ApprovalsState {
     }
 
     pub fn get(&self, call_id: &str) -> Option<&PendingCall> {
-        self.calls().find(|c| c.call_id == call_id)
+        self.calls().find(|c| c.approval_id == call_id)
     }
 
     pub fn get_question(&self, id: &str) -> Option<&InputRequest> {

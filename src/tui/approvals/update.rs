@@ -61,7 +61,10 @@ impl AppState {
     pub(crate) fn approval_command(&mut self, cmd: Command) -> Vec<Effect> {
         let call_id = match &self.overlay {
             Some(Overlay::Detail { call_id, .. }) => Some(call_id.clone()),
-            _ => self.approvals.selected_call().map(|c| c.call_id.clone()),
+            _ => self
+                .approvals
+                .selected_call()
+                .map(|c| c.approval_id.clone()),
         };
         let Some(call) = call_id.and_then(|id| self.approvals.get(&id).cloned()) else {
             if let Some(q) = self.approvals.selected_question() {
@@ -91,10 +94,10 @@ impl AppState {
             return Vec::new();
         }
         match cmd {
-            Command::Approve => self.decide(&call.call_id, Decision::Approve),
+            Command::Approve => self.decide(&call.approval_id, Decision::Approve),
             Command::ApproveSession => {
                 if call.session_grant_allowed {
-                    return self.decide(&call.call_id, Decision::ApproveForSession);
+                    return self.decide(&call.approval_id, Decision::ApproveForSession);
                 }
                 let why = if call.mode.is_read_only() {
                     format!(
@@ -109,7 +112,7 @@ impl AppState {
             }
             Command::Reject => {
                 self.overlay = Some(Overlay::RejectReason {
-                    call_id: call.call_id.clone(),
+                    call_id: call.approval_id.clone(),
                     label: target_label(&call),
                     input: single_line("optional reason for the agent"),
                 });
@@ -119,7 +122,7 @@ impl AppState {
                 let text = serde_json::to_string_pretty(&call.args)
                     .unwrap_or_else(|_| call.args.to_string());
                 self.overlay = Some(Overlay::EditArgs {
-                    call_id: call.call_id.clone(),
+                    call_id: call.approval_id.clone(),
                     tool: call.tool.clone(),
                     input: editor(&text),
                     error: None,
@@ -168,7 +171,7 @@ impl AppState {
         match self.approvals.selected_call() {
             Some(c) => {
                 self.overlay = Some(Overlay::Detail {
-                    call_id: c.call_id.clone(),
+                    call_id: c.approval_id.clone(),
                     scroll: 0,
                 });
             }

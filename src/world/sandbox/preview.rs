@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::{json, Map, Value};
 
-use crate::engine::types::{FieldChange, Preview, PreviewBody, RecordChange};
+use crate::protocol::{FieldChange, Preview, PreviewBody, RecordChange};
 use crate::world::issues::Issue;
 use crate::world::reducer::PatchRow;
 use crate::world::store::{Overlay, SliceInfo, Subject, WorldStore};

@@ -1,0 +1,118 @@
+//! What the engine offers tools and workflow runs — and nothing more. A tool gets these
+//! capabilities through `ToolCtx::services`, never the engine itself, so no tool can decide
+//! an approval, reach the queue or write another session's log.
+//!
+//! The capabilities: read sessions and profiles, create and detach linked sessions and reach
+//! the agent host (which starts model runs), ask the author, and start and follow jobs.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::agents::{AgentError, AgentHost, LinkedAgent};
+use super::inputs::InputError;
+use super::jobs::JobStore;
+use super::profiles::Profiles;
+use super::session_log::ReadLog;
+use super::{Engine, EngineError};
+use crate::config::Config;
+use crate::protocol::{Answer, InputSource, Question, SessionInfo};
+use crate::workspace::Workspace;
+
+/// The engine as tools see it. Implemented by the engine; every method forwards to it.
+pub trait ToolServices: Send + Sync {
+    fn workspace(&self) -> &Arc<Workspace>;
+    fn config(&self) -> &Arc<Config>;
+
+    // Read model: sessions and profiles.
+    fn profiles(&self) -> &Profiles;
+    fn session(&self, id: &str) -> Option<SessionInfo>;
+    fn session_log(&self, id: &str) -> Result<ReadLog, EngineError>;
+    /// The caller's linked agents, detached ones included (flagged).
+    fn linked_agents(&self, caller: &str) -> Vec<LinkedAgent>;
+
+    // Sessions and the agent-host seam.
+    /// Create a session for `profile_key`, linked to `caller` when there is one (`None`: a
+    /// system caller, which may use system-only profiles).
+    fn create_agent(
+        &self,
+        caller: Option<&str>,
+        profile_key: &str,
+        initial: Value,
+        title: Option<&str>,
+    ) -> Result<SessionInfo, AgentError>;
+    fn detach_agent(&self, caller: &str, id: &str) -> Result<&'static str, AgentError>;
+    fn set_title(&self, id: &str, title: &str);
+    /// The agent host, when this process runs agents (the TUI, `nbook run`).
+    fn host(&self) -> Option<Arc<dyn AgentHost>>;
+
+    // The author.
+    /// Ask the author and block this (worker) thread until the answer or a withdrawal.
+    fn ask_blocking(
+        &self,
+        session_id: &str,
+        source: InputSource,
+        id: &str,
+        title: &str,
+        questions: Vec<Question>,
+    ) -> Result<Vec<Answer>, InputError>;
+    fn withdraw_input(&self, id: &str);
+
+    // Jobs.
+    fn jobs(&self) -> &Arc<JobStore>;
+}
+
+impl ToolServices for Engine {
+    fn workspace(&self) -> &Arc<Workspace> {
+        Engine::workspace(self)
+    }
+    fn config(&self) -> &Arc<Config> {
+        Engine::config(self)
+    }
+    fn profiles(&self) -> &Profiles {
+        Engine::profiles(self)
+    }
+    fn session(&self, id: &str) -> Option<SessionInfo> {
+        Engine::session(self, id)
+    }
+    fn session_log(&self, id: &str) -> Result<ReadLog, EngineError> {
+        Engine::session_log(self, id)
+    }
+    fn linked_agents(&self, caller: &str) -> Vec<LinkedAgent> {
+        Engine::linked_agents(self, caller)
+    }
+    fn create_agent(
+        &self,
+        caller: Option<&str>,
+        profile_key: &str,
+        initial: Value,
+        title: Option<&str>,
+    ) -> Result<SessionInfo, AgentError> {
+        Engine::create_agent(self, caller, profile_key, initial, title)
+    }
+    fn detach_agent(&self, caller: &str, id: &str) -> Result<&'static str, AgentError> {
+        Engine::detach_agent(self, caller, id)
+    }
+    fn set_title(&self, id: &str, title: &str) {
+        Engine::set_title(self, id, title)
+    }
+    fn host(&self) -> Option<Arc<dyn AgentHost>> {
+        Engine::host(self)
+    }
+    fn ask_blocking(
+        &self,
+        session_id: &str,
+        source: InputSource,
+        id: &str,
+        title: &str,
+        questions: Vec<Question>,
+    ) -> Result<Vec<Answer>, InputError> {
+        Engine::ask_blocking(self, session_id, source, id, title, questions)
+    }
+    fn withdraw_input(&self, id: &str) {
+        Engine::withdraw_input(self, id)
+    }
+    fn jobs(&self) -> &Arc<JobStore> {
+        Engine::jobs(self)
+    }
+}
