@@ -591,3 +591,70 @@ async fn approval_ids_are_not_reused_after_a_restart() {
     assert_eq!(h.await.unwrap().status, CallStatus::Ok);
     assert!(read(&f.root, "two.md").is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn questions_of_two_sessions_reusing_a_call_id_do_not_collide() {
+    use nbook::engine::inputs::Answer;
+    let f = fixture();
+    let engine = engine(&f, Preset::Supervised);
+    let ask = |sid: &str, q: &str| {
+        let (e, s) = (engine.clone(), sid.to_string());
+        let c = ToolCall {
+            id: "call_0".into(),
+            ..call(
+                "request_user_input",
+                json!({"questions": [{"question": q}]}),
+            )
+        };
+        tokio::spawn(async move { e.call(&s, c, Approval::Queue).await })
+    };
+    let mut sessions = Vec::new();
+    for title in ["a", "b"] {
+        let id = engine
+            .create_session("leader.default", Mode::Normal, title, None)
+            .unwrap()
+            .id;
+        sessions.push(id);
+    }
+    let ha = ask(&sessions[0], "Tone for a?");
+    let hb = ask(&sessions[1], "Tone for b?");
+    let mut waiting = Vec::new();
+    for _ in 0..2500 {
+        waiting = engine.pending_inputs();
+        if waiting.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    assert_eq!(waiting.len(), 2, "both questions wait: {waiting:?}");
+    assert_ne!(waiting[0].id, waiting[1].id, "each question has its own id");
+    let of = |sid: &str| {
+        waiting
+            .iter()
+            .find(|q| q.session_id == sid)
+            .map(|q| q.id.clone())
+            .unwrap()
+    };
+    let answer = |text: &str| {
+        vec![Answer {
+            question_index: 0,
+            text: text.into(),
+            ..Default::default()
+        }]
+    };
+    // Answering b's question wakes b only; a's stays on screen.
+    engine
+        .answer_input(&of(&sessions[1]), answer("bleak"))
+        .unwrap();
+    let rb = hb.await.unwrap();
+    assert!(rb.ok, "{}", rb.content);
+    assert!(rb.content.contains("bleak"), "{}", rb.content);
+    let left = engine.pending_inputs();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].session_id, sessions[0]);
+    engine
+        .answer_input(&of(&sessions[0]), answer("warm"))
+        .unwrap();
+    let ra = ha.await.unwrap();
+    assert!(ra.content.contains("warm"), "{}", ra.content);
+}

@@ -115,6 +115,13 @@ impl Engine {
         if self.is_headless() {
             return Err(InputError::Headless);
         }
+        // A provider's call id may be another session's too: an agent's question is filed
+        // under its session (one run per session, and a question ends the turn).
+        let id = match source {
+            InputSource::Agent => format!("{session_id}/{id}"),
+            InputSource::Workflow => id.to_string(),
+        };
+        let id = id.as_str();
         let req = InputRequest {
             id: id.to_string(),
             session_id: session_id.to_string(),

@@ -33,7 +33,7 @@ pub enum InputSource {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputRequest {
-    /// The tool call id (agent) or `<job id>:<n>` (workflow).
+    /// `<session id>/<tool call id>` (agent) or `<job id>:<n>` (workflow).
     pub id: String,
     pub session_id: String,
     pub source: InputSource,

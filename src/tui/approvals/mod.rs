@@ -10,6 +10,8 @@ use crate::engine::inputs::InputRequest;
 use crate::engine::{PendingCall, PreviewBody};
 
 /// One row of the Approvals pane.
+// The pane holds a handful of rows; boxing the call would only add indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum Waiting {
     Call(PendingCall),
