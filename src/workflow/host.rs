@@ -205,7 +205,7 @@ impl Host {
         };
         let model = optional_string(opts.get("model"), "wf.agents.create: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.engine.config(), m)?;
+            super::check_model(self.rc.engine.config(), m).map_err(|e| e.to_string())?;
         }
         let title = title.unwrap_or_else(|| {
             let name = self
@@ -260,7 +260,7 @@ impl Host {
         }
         let model = optional_string(opts.get("model"), "wf.agents.invoke: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.engine.config(), m)?;
+            super::check_model(self.rc.engine.config(), m).map_err(|e| e.to_string())?;
         }
         let mode = match optional_string(opts.get("mode"), "wf.agents.invoke: mode")? {
             None => InvokeMode::Prompt,
