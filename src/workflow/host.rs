@@ -332,7 +332,9 @@ impl Host {
             let out = if stop.is_cancelled() {
                 Err("the workflow run was cancelled before this invocation started".into())
             } else {
-                host.invoke_blocking(req).map(outcome_json)
+                host.invoke_blocking(req)
+                    .map(outcome_json)
+                    .map_err(|e| e.to_string())
             };
             shared.set_inflight(ticket, None);
             let _ = tx.send((ticket, out));
