@@ -7,6 +7,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod js;
 pub mod plot;
 pub mod protocol;
 pub mod store;

@@ -302,7 +302,14 @@ async fn invocation_modes_follow_the_state_rules() {
         .to_string()
         .contains("active_invocation_required"));
     req.mode = InvokeMode::Followup;
-    assert!(host.submit(req.clone()).is_err());
+    assert!(
+        matches!(host.submit(req.clone()), Err(nbook::engine::agents::InvokeError::NotRunning(s)) if s == sid)
+    );
+    // An unknown session is named, through the engine's host seam too.
+    assert!(matches!(
+        host.start_background(prompt("no-such-session", "x")),
+        Err(nbook::engine::agents::InvokeError::UnknownSession(s)) if s == "no-such-session"
+    ));
     req.mode = InvokeMode::Continue;
     assert!(host
         .submit(req)

@@ -957,3 +957,41 @@ fn the_tools_are_registered_with_their_mutation_declared() {
         );
     }
 }
+
+/// Subject paths that name no folder, a file, or the project root fail with typed errors that
+/// carry the path shown to the agent (a real project folder).
+#[test]
+fn bad_subject_paths_are_typed_and_name_the_folder() {
+    use nbook::subject::{Subject, SubjectError};
+    use nbook::workspace::Access;
+    let f = fixture();
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    match Subject::resolve(&ws, "simulation/subjects/nobody", Access::Read) {
+        Err(SubjectError::NotAFolder { display, what }) => {
+            assert_eq!(display, "simulation/subjects/nobody");
+            assert_eq!(what, "does not exist");
+        }
+        other => panic!("expected NotAFolder, got {other:?}"),
+    }
+    std::fs::write(f.root.join("notes.md"), "x").unwrap();
+    let e = Subject::resolve(&ws, "notes.md", Access::Read).unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("subject folder notes.md is a file, not a folder;"),
+        "{e}"
+    );
+    assert!(matches!(
+        Subject::resolve(&ws, "", Access::Read),
+        Err(SubjectError::ProjectRoot) | Err(SubjectError::Path(_))
+    ));
+    assert!(matches!(
+        Subject::resolve(&ws, "../elsewhere", Access::Read),
+        Err(SubjectError::Path(_))
+    ));
+    let s = Subject::resolve(&ws, SUBJECT, Access::Read).unwrap();
+    std::fs::create_dir_all(f.root.join(SUBJECT).join("events.jsonl")).unwrap();
+    assert!(matches!(
+        s.source_file(&ws, nbook::subject::Source::Events, Access::Read),
+        Err(SubjectError::SourceIsFolder(d)) if d.ends_with("events.jsonl")
+    ));
+}

@@ -1107,3 +1107,49 @@ async fn consistency_audit_returns_the_world_keepers_issues() {
     assert_eq!(out["result"]["issues"][0]["part"], 1);
     assert_eq!(out["sessions"][0]["profileKey"], "world.engine");
 }
+
+/// Choosing a workflow fails with a typed error that carries what the caller needs: the key
+/// asked for and the keys there are, or the file that is broken and why (real files, real
+/// QuickJS).
+#[test]
+fn selecting_a_missing_or_broken_workflow_names_it() {
+    use nbook::workflow::{self, DefinitionError, WorkflowError};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    write_project_workflow(root, "mine", "({ title: 'Mine', run: async () => 1 })");
+    write_project_workflow(root, "broken", "({ title: , })");
+    let e = workflow::select(root, Some("nope"), None).unwrap_err();
+    match &e {
+        WorkflowError::NotFound { key, available } => {
+            assert_eq!(key, "nope");
+            assert!(available.iter().any(|k| k == "mine"), "{available:?}");
+            assert!(
+                available.iter().any(|k| k == "consistency-audit"),
+                "{available:?}"
+            );
+        }
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    let text = e.to_string();
+    assert!(
+        text.starts_with("no workflow 'nope'; the workflows are: ") && text.contains("mine"),
+        "{text}"
+    );
+    let e = workflow::select(root, Some("broken"), None).unwrap_err();
+    assert!(
+        matches!(&e, WorkflowError::Broken { key, path, reason: DefinitionError::Script(m) }
+            if key == "broken" && path == ".nbook/workflows/broken/workflow.js" && m.starts_with("SyntaxError")),
+        "{e:?}"
+    );
+    assert!(matches!(
+        workflow::select(root, Some("mine"), Some("return 1")),
+        Err(WorkflowError::KeyAndScript)
+    ));
+    assert!(workflow::select(root, Some("mine"), None).is_ok());
+    let config = Config::default();
+    let e = workflow::check_model(&config, "huge").unwrap_err();
+    assert!(
+        matches!(&e, WorkflowError::UnknownModel { name, .. } if name == "huge"),
+        "{e:?}"
+    );
+}

@@ -80,7 +80,7 @@ proptest! {
         for c in [gregorian(), simple()] {
             match c.parse(&s) {
                 Ok(t) => prop_assert!(c.format(t).is_ok()),
-                Err(e) => prop_assert!(e.contains("cannot read")),
+                Err(e) => prop_assert!(e.to_string().contains("cannot read")),
             }
         }
     }
@@ -116,7 +116,7 @@ fn gregorian_examples_from_the_design() {
         "instant:5",
         "2020-01-01 10:00 BC",
     ] {
-        let e = c.parse(bad).unwrap_err();
+        let e = c.parse(bad).unwrap_err().to_string();
         assert!(e.contains("cannot read"), "{bad:?}: {e}");
     }
 }
@@ -132,9 +132,13 @@ fn simple_examples() {
         (360 + 30 + 2) * 86_400,
         "the era after may be left out"
     );
-    let e = c.parse("AF 2, Smarch 3").unwrap_err();
+    let e = c.parse("AF 2, Smarch 3").unwrap_err().to_string();
     assert!(e.contains("expected one of") && e.contains("Frost"), "{e}");
-    assert!(c.parse("AF 2, Thaw 31").unwrap_err().contains("day 31"));
+    assert!(c
+        .parse("AF 2, Thaw 31")
+        .unwrap_err()
+        .to_string()
+        .contains("day 31"));
 }
 
 #[test]
@@ -177,23 +181,29 @@ export function parse(text) {
     ] {
         assert_eq!(c.parse(&c.format(t).unwrap()).unwrap(), t);
     }
-    let e = c.parse("Tuesday").unwrap_err();
+    let e = c.parse("Tuesday").unwrap_err().to_string();
     assert!(
         e.contains("cannot read \"Tuesday\"") && e.contains("expected \\\"Year N day D\\\"")
             || e.contains("expected \"Year N day D\""),
         "{e}"
     );
     assert!(e.contains("line 10"), "{e}");
-    assert!(c.parse("Year 1 day 401").unwrap_err().contains("400 days"));
+    assert!(c
+        .parse("Year 1 day 401")
+        .unwrap_err()
+        .to_string()
+        .contains("400 days"));
     // A broken script is reported when the calendar loads.
     std::fs::write(
         we.join("ages.js"),
         "export function format(t) { return ; ;; )",
     )
     .unwrap();
-    let e = Calendar::load(dir.path()).unwrap_err();
+    let e = Calendar::load(dir.path()).unwrap_err().to_string();
     assert!(
-        e.contains("calendar.toml") && e.contains("SyntaxError"),
+        e.contains("calendar.toml")
+            && e.contains("world-engine/ages.js")
+            && e.contains("SyntaxError"),
         "{e}"
     );
 }
@@ -235,7 +245,7 @@ export function parse(text) { return BigInt(/^Day (-?\d+)$/.exec(text)[1]) * 864
         let c = Calendar::load(dir.path()).unwrap();
         assert_eq!(c.format(86_400 * 3).unwrap(), "Day 3");
         let t0 = std::time::Instant::now();
-        let e = c.format(bad).unwrap_err();
+        let e = c.format(bad).unwrap_err().to_string();
         assert!(
             e.contains("world-engine/loop.js") && e.contains(&format!("format({bad})")),
             "{e}"
@@ -254,7 +264,7 @@ export function parse(text) { return BigInt(/^Day (-?\d+)$/.exec(text)[1]) * 864
                 format!("instant {}", t * 86_400)
             );
         }
-        assert_eq!(c.parse("Day 2").unwrap_err(), e);
+        assert_eq!(c.parse("Day 2").unwrap_err().to_string(), e);
         assert!(
             t1.elapsed() < std::time::Duration::from_millis(200),
             "{:?}",

@@ -352,7 +352,7 @@ fn limited(
     let (conn, r) = sandbox::run(conn, &world, code, &opts, Err("no embeddings".into()));
     let took = t.elapsed();
     nbook::world::pool::give(&f.db(), conn);
-    (r.map(|o| o.data), took)
+    (r.map(|o| o.data).map_err(|e| e.to_string()), took)
 }
 
 /// `code` is stopped by the time limit, within the margin.
@@ -482,4 +482,37 @@ fn a_growing_job_queue_hits_the_memory_cap_not_the_machine() {
     // The engine keeps working afterwards.
     let (r, _) = limited(&f, "return 1 + 1;", Access::Read, 8 << 20);
     assert_eq!(r.unwrap(), json!(2));
+}
+
+/// The sandbox's failures are typed: a result over the cap says by how much, a throw keeps
+/// the script's line, and both leave the database as it was (the caller rolls back).
+#[test]
+fn sandbox_failures_are_typed_with_their_context() {
+    use nbook::world::sandbox::ScriptError;
+    let f = fixture();
+    f.run(SEED);
+    let world = nbook::world::pool::world(&f.root).unwrap();
+    let run = |code: &str| {
+        let conn = f.conn();
+        conn.execute_batch("BEGIN DEFERRED").unwrap();
+        let opts = Options::for_access(Access::Read);
+        let (conn, r) = sandbox::run(conn, &world, code, &opts, Err("no embeddings".into()));
+        let _ = conn.execute_batch("ROLLBACK");
+        nbook::world::pool::give(&f.db(), conn);
+        r.map(|o| o.data)
+    };
+    match run("return 'x'.repeat(20000);") {
+        Err(ScriptError::ResultTooLarge { chars, limit }) => {
+            assert_eq!(limit, 10_240);
+            assert!(chars > limit, "{chars}");
+        }
+        other => panic!("expected ResultTooLarge, got {other:?}"),
+    }
+    match run("const a = 1;\nnull.x;") {
+        Err(e @ ScriptError::Failed(_)) => {
+            let m = e.to_string();
+            assert!(m.starts_with("TypeError") && m.contains("(line 2)"), "{m}");
+        }
+        other => panic!("expected a script failure, got {other:?}"),
+    }
 }

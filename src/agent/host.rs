@@ -82,19 +82,7 @@ pub struct Host {
     me: Weak<Host>,
 }
 
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum AdmitError {
-    #[error("no session with id '{0}'")]
-    UnknownSession(String),
-    #[error("an agent cannot invoke itself (session {0})")]
-    SelfInvoke(String),
-    #[error("active_invocation_required: session {0} is idle; use mode \"prompt\" to start it")]
-    NotRunning(String),
-    #[error("active_invocation_exists: session {0} is running; use \"steer\" or \"followup\", or wait for it to finish")]
-    Running(String),
-    #[error("{0}")]
-    Invalid(String),
-}
+pub use crate::engine::agents::InvokeError as AdmitError;
 
 impl Host {
     /// Create the host and register it with the engine. Call inside a tokio runtime.
@@ -285,11 +273,10 @@ impl Host {
     }
 
     /// Admit and wait for the outcome.
-    pub async fn invoke(&self, req: InvokeRequest) -> Result<InvokeOutcome, String> {
+    pub async fn invoke(&self, req: InvokeRequest) -> Result<InvokeOutcome, AdmitError> {
         let sid = req.session_id.clone();
-        let rx = self.submit(req).map_err(|e| e.to_string())?;
-        rx.await
-            .map_err(|_| format!("the invocation of session {sid} was dropped"))
+        let rx = self.submit(req)?;
+        rx.await.map_err(|_| AdmitError::Dropped(sid))
     }
 
     fn spawn_run(
@@ -478,29 +465,25 @@ impl Host {
     }
 
     /// Start an invocation as a background job owned by the caller.
-    pub fn start_background(&self, req: InvokeRequest) -> Result<String, String> {
+    pub fn start_background(&self, req: InvokeRequest) -> Result<String, AdmitError> {
         let sid = req.session_id.clone();
         if self.is_running(&sid) {
-            return Err(AdmitError::Running(sid).to_string());
+            return Err(AdmitError::Running(sid));
         }
-        self.admit_text(&req).map_err(|e| e.to_string())?;
+        self.admit_text(&req)?;
         let profile = self
             .engine
             .session(&sid)
             .map(|s| s.profile)
             .unwrap_or_default();
-        let (job_id, token) = self
-            .engine
-            .jobs()
-            .start(JobStart {
-                kind: JobKind::InvokeAgent,
-                title: format!("{profile} #{sid}"),
-                owner_session_id: req.caller.clone(),
-                origin_tool_call_id: req.origin_call_id.clone(),
-                reference: json!({"sessionId": sid}),
-                preview: req.message.as_ref().map(|m| m.chars().take(120).collect()),
-            })
-            .map_err(|e| e.to_string())?;
+        let (job_id, token) = self.engine.jobs().start(JobStart {
+            kind: JobKind::InvokeAgent,
+            title: format!("{profile} #{sid}"),
+            owner_session_id: req.caller.clone(),
+            origin_tool_call_id: req.origin_call_id.clone(),
+            reference: json!({"sessionId": sid}),
+            preview: req.message.as_ref().map(|m| m.chars().take(120).collect()),
+        })?;
         // Subscribed before the run starts, so no state change of the agent is missed.
         let mut events = self.engine.subscribe();
         // Idle only: a run that started since the check above makes this fail, not queue.
@@ -515,11 +498,11 @@ impl Host {
             Ok(rx) => rx,
             Err(e) => {
                 let _ = self.engine.jobs().finish(&job_id, Err(e.to_string()));
-                return Err(e.to_string());
+                return Err(e);
             }
         };
         let Some(me) = self.me.upgrade() else {
-            return Err("the agent host is shutting down".into());
+            return Err(AdmitError::ShuttingDown);
         };
         let id = job_id.clone();
         self.rt.spawn(async move {
@@ -626,14 +609,13 @@ fn to_outcome(
 }
 
 impl AgentHost for Host {
-    fn invoke_blocking(&self, req: InvokeRequest) -> Result<InvokeOutcome, String> {
+    fn invoke_blocking(&self, req: InvokeRequest) -> Result<InvokeOutcome, AdmitError> {
         let sid = req.session_id.clone();
-        let rx = self.submit(req).map_err(|e| e.to_string())?;
-        rx.blocking_recv()
-            .map_err(|_| format!("the invocation of session {sid} was dropped"))
+        let rx = self.submit(req)?;
+        rx.blocking_recv().map_err(|_| AdmitError::Dropped(sid))
     }
 
-    fn invoke_background(&self, req: InvokeRequest) -> Result<String, String> {
+    fn invoke_background(&self, req: InvokeRequest) -> Result<String, AdmitError> {
         self.start_background(req)
     }
 

@@ -97,12 +97,45 @@ pub struct InvokeOutcome {
 /// call them from worker threads (tools and workflow scripts already run on one).
 pub trait AgentHost: Send + Sync {
     /// Admit an invocation and wait for the run it starts (or joins) to end.
-    fn invoke_blocking(&self, req: InvokeRequest) -> Result<InvokeOutcome, String>;
+    fn invoke_blocking(&self, req: InvokeRequest) -> Result<InvokeOutcome, InvokeError>;
     /// Admit an invocation as a background job owned by `req.caller`; returns the job id.
     /// The job's result is delivered to the owner as a follow-up message when it ends.
-    fn invoke_background(&self, req: InvokeRequest) -> Result<String, String>;
+    fn invoke_background(&self, req: InvokeRequest) -> Result<String, InvokeError>;
     /// Stop a session's running turn (cancel); true if something was running.
     fn cancel_session(&self, session_id: &str) -> bool;
+}
+
+/// Why an invocation was refused before it started, or lost. Each names the session and, where
+/// there is one, the mode to use instead.
+#[derive(Debug, thiserror::Error)]
+pub enum InvokeError {
+    #[error("no session with id '{0}'")]
+    UnknownSession(String),
+    #[error("an agent cannot invoke itself (session {0})")]
+    SelfInvoke(String),
+    #[error("active_invocation_required: session {0} is idle; use mode \"prompt\" to start it")]
+    NotRunning(String),
+    #[error("active_invocation_exists: session {0} is running; use \"steer\" or \"followup\", or wait for it to finish")]
+    Running(String),
+    /// The request itself is wrong (the message says which field and what is expected).
+    #[error("{0}")]
+    Invalid(String),
+    #[error("the invocation of session {0} was dropped")]
+    Dropped(String),
+    #[error("the agent host is shutting down")]
+    ShuttingDown,
+    #[error(transparent)]
+    Job(#[from] super::jobs::JobError),
+}
+
+/// A value that does not match a JSON Schema (or a schema that cannot be compiled).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SchemaMismatch {
+    #[error("invalid schema: {0}")]
+    BadSchema(String),
+    /// One line per error, each naming its JSON Pointer.
+    #[error("{}", .0.join("\n  "))]
+    Errors(Vec<String>),
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -112,7 +145,10 @@ pub enum AgentError {
     #[error("profile '{0}' is system-only and cannot be created by an agent")]
     SystemOnly(String),
     #[error("initial does not match the schema of profile {profile}:\n  {errors}")]
-    BadInitial { profile: String, errors: String },
+    BadInitial {
+        profile: String,
+        errors: SchemaMismatch,
+    },
     #[error("no session with id '{0}'")]
     UnknownSession(String),
     #[error("{0}")]
@@ -120,9 +156,9 @@ pub enum AgentError {
 }
 
 /// Check a value against a JSON Schema; errors name the JSON Pointer under `prefix`.
-pub fn schema_errors(schema: &Value, value: &Value, prefix: &str) -> Result<(), String> {
+pub fn schema_errors(schema: &Value, value: &Value, prefix: &str) -> Result<(), SchemaMismatch> {
     let validator =
-        jsonschema::validator_for(schema).map_err(|e| format!("invalid schema: {e}"))?;
+        jsonschema::validator_for(schema).map_err(|e| SchemaMismatch::BadSchema(e.to_string()))?;
     let errors: Vec<String> = validator
         .iter_errors(value)
         .map(|e| format!("at {prefix}{}: {e}", e.instance_path))
@@ -130,7 +166,7 @@ pub fn schema_errors(schema: &Value, value: &Value, prefix: &str) -> Result<(), 
     if errors.is_empty() {
         Ok(())
     } else {
-        Err(errors.join("\n  "))
+        Err(SchemaMismatch::Errors(errors))
     }
 }
 

@@ -69,11 +69,9 @@ impl Plot<'_> {
         let parse = |field: &str, v: &Option<String>| -> PlotResult<Option<i64>> {
             match v {
                 None => Ok(None),
-                Some(t) => self
-                    .calendar()
-                    .parse(t)
-                    .map(Some)
-                    .map_err(|e| PlotError::invalid(&format!("/worldAnchor/{field}"), e)),
+                Some(t) => self.calendar().parse(t).map(Some).map_err(|e| {
+                    PlotError::invalid(&format!("/worldAnchor/{field}"), e.to_string())
+                }),
             }
         };
         let start = parse("startTime", &a.start_time)?;

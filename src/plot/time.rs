@@ -31,10 +31,25 @@ pub fn iso_from_millis(ms: i64) -> String {
         .unwrap_or_else(|| ms.to_string())
 }
 
+/// Story-time text that is not an instant in the author's calendar; the message says what is
+/// wrong and, for text of the wrong form, which form is expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TimeError {
+    /// The text does not have the calendar's form.
+    #[error("{0}")]
+    Form(String),
+    /// The text has the form but names no such moment (year 0, 31 April, hour 24).
+    #[error("{0}")]
+    NoSuchDate(String),
+    /// The project's own calendar refused the text (its message).
+    #[error("{0}")]
+    Calendar(String),
+}
+
 /// Converts between calendar text and instants for the author's calendar.
 pub trait CalendarCodec: Send + Sync {
     /// Parse calendar text into an instant; the error says what is wrong, for the agent.
-    fn parse(&self, text: &str) -> Result<i64, String>;
+    fn parse(&self, text: &str) -> Result<i64, TimeError>;
     fn format(&self, instant: i64) -> String;
 }
 
@@ -108,28 +123,31 @@ impl Gregorian {
         day: i64,
         hour: i64,
         minute: i64,
-    ) -> Result<i64, String> {
+    ) -> Result<i64, TimeError> {
+        let no_such = TimeError::NoSuchDate;
         if year == 0 {
-            return Err("there is no year 0 (the year before 1 is BC 1)".into());
+            return Err(no_such(
+                "there is no year 0 (the year before 1 is BC 1)".into(),
+            ));
         }
         if !(1..=MAX_YEAR).contains(&year) {
-            return Err(format!("year {year} is out of range"));
+            return Err(no_such(format!("year {year} is out of range")));
         }
         let astro = if bc { 1 - year } else { year };
         if !(1..=12).contains(&month) {
-            return Err(format!("month {month} is not between 1 and 12"));
+            return Err(no_such(format!("month {month} is not between 1 and 12")));
         }
         let last = days_in_month(astro, month);
         if day < 1 || day > last {
-            return Err(format!(
+            return Err(no_such(format!(
                 "day {day} is not in the month (it has {last} days)"
-            ));
+            )));
         }
         if !(0..24).contains(&hour) {
-            return Err(format!("hour {hour} is not between 0 and 23"));
+            return Err(no_such(format!("hour {hour} is not between 0 and 23")));
         }
         if !(0..60).contains(&minute) {
-            return Err(format!("minute {minute} is not between 0 and 59"));
+            return Err(no_such(format!("minute {minute} is not between 0 and 59")));
         }
         let days = days_from_civil(astro, month, day) - epoch_days();
         Ok(days * SECS_PER_DAY + hour * 3600 + minute * 60)
@@ -137,7 +155,7 @@ impl Gregorian {
 }
 
 impl CalendarCodec for Gregorian {
-    fn parse(&self, text: &str) -> Result<i64, String> {
+    fn parse(&self, text: &str) -> Result<i64, TimeError> {
         const HINT: &str =
             "expected YYYY-MM-DD HH:MM (or the date alone; prefix BC for years before 1)";
         let t = text.trim();
@@ -148,27 +166,29 @@ impl CalendarCodec for Gregorian {
         let mut parts = rest.split_whitespace();
         let date = parts
             .next()
-            .ok_or_else(|| format!("'{text}' is empty; {HINT}"))?;
+            .ok_or_else(|| TimeError::Form(format!("'{text}' is empty; {HINT}")))?;
         let clock = parts.next();
         if parts.next().is_some() {
-            return Err(format!("'{text}' has extra text; {HINT}"));
+            return Err(TimeError::Form(format!("'{text}' has extra text; {HINT}")));
         }
         let d: Vec<&str> = date.split('-').collect();
         let [y, m, day] = d.as_slice() else {
-            return Err(format!("'{text}' is not a date; {HINT}"));
+            return Err(TimeError::Form(format!("'{text}' is not a date; {HINT}")));
         };
-        let year = number(y, "year", 9).map_err(|e| format!("{e}; {HINT}"))?;
-        let month = number(m, "month", 2).map_err(|e| format!("{e}; {HINT}"))?;
-        let day = number(day, "day", 2).map_err(|e| format!("{e}; {HINT}"))?;
+        let year = number(y, "year", 9).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?;
+        let month = number(m, "month", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?;
+        let day = number(day, "day", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?;
         let (hour, minute) = match clock {
             None => (0, 0),
             Some(c) => {
                 let Some((h, mi)) = c.split_once(':') else {
-                    return Err(format!("'{c}' is not a time of day; {HINT}"));
+                    return Err(TimeError::Form(format!(
+                        "'{c}' is not a time of day; {HINT}"
+                    )));
                 };
                 (
-                    number(h, "hour", 2).map_err(|e| format!("{e}; {HINT}"))?,
-                    number(mi, "minute", 2).map_err(|e| format!("{e}; {HINT}"))?,
+                    number(h, "hour", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?,
+                    number(mi, "minute", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?,
                 )
             }
         };
@@ -229,6 +249,13 @@ mod tests {
             assert!(g.parse(bad).is_err(), "{bad}");
         }
         assert!(g.parse("2020-02-29").is_ok());
+        // Text of the wrong form and dates that do not exist are told apart.
+        assert!(
+            matches!(g.parse("yesterday"), Err(TimeError::Form(m)) if m.contains("expected YYYY-MM-DD"))
+        );
+        assert!(
+            matches!(g.parse("2021-02-29"), Err(TimeError::NoSuchDate(m)) if m.contains("28 days"))
+        );
         assert!(
             g.parse("BC 1-02-29").is_ok(),
             "BC 1 is astronomical year 0, a leap year"

@@ -61,6 +61,66 @@ impl Source {
     }
 }
 
+/// Why a subject operation failed. Each names the file, folder or index involved and says what
+/// to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum SubjectError {
+    #[error(transparent)]
+    Path(#[from] crate::workspace::WorkspaceError),
+    #[error("subject folder {display} {what}; subjectPath names a subject's folder, e.g. simulation/subjects/erina")]
+    NotAFolder { display: String, what: &'static str },
+    #[error("subjectPath must name a subject's folder inside the project, not the project root")]
+    ProjectRoot,
+    #[error("{0} is a folder; it must be a JSON Lines file")]
+    SourceIsFolder(String),
+    #[error("{0} is not UTF-8 text; fix or remove it")]
+    NotUtf8(String),
+    #[error("cannot read {display}: {source}")]
+    Read {
+        display: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {display}: {source}")]
+    Write {
+        display: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A malformed line of events.jsonl / memory.jsonl (the message names the file and line).
+    #[error("{0}")]
+    Content(String),
+    #[error("{display} changed while the memory curator was working, so its patch was not applied and nothing was written. Call subject_memory_update again to merge the facts into the current file")]
+    Changed { display: String },
+    /// The dirty marks could not be updated (the message names the file).
+    #[error("{0}")]
+    Marks(String),
+    #[error("cannot create {dir}: {source}")]
+    CreateDir {
+        dir: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the subject index {shown} cannot be used ({source}); delete it and search again (it is rebuilt from events.jsonl and memory.jsonl)")]
+    Index {
+        shown: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("the subject index {shown} was written by another program or version (format {format:?}); delete it and search again (it is rebuilt from events.jsonl and memory.jsonl)")]
+    IndexFormat { shown: String, format: String },
+    #[error("the subject index {shown} was built with embedding {what} {stored:?}, but the configured one is {now:?}; vectors of different models cannot be compared. Delete {shown} and search again (it is rebuilt from events.jsonl and memory.jsonl)")]
+    ModelMismatch {
+        shown: String,
+        what: String,
+        stored: String,
+        now: String,
+    },
+    /// The embedding service failed or answered wrongly (its message).
+    #[error("{0}")]
+    Embedding(String),
+}
+
 /// A subject folder that passed path authorization.
 #[derive(Clone, Debug)]
 pub struct Subject {
@@ -73,26 +133,25 @@ pub struct Subject {
 
 impl Subject {
     /// Authorize `subject_path` for `access` and require it to be an existing folder.
-    pub fn resolve(ws: &Workspace, subject_path: &str, access: Access) -> Result<Subject, String> {
-        let dir = ws
-            .resolve(subject_path.trim_end_matches('/'), access)
-            .map_err(|e| e.to_string())?;
+    pub fn resolve(
+        ws: &Workspace,
+        subject_path: &str,
+        access: Access,
+    ) -> Result<Subject, SubjectError> {
+        let dir = ws.resolve(subject_path.trim_end_matches('/'), access)?;
         if !dir.abs.is_dir() {
             let what = if dir.abs.exists() {
                 "is a file, not a folder"
             } else {
                 "does not exist"
             };
-            return Err(format!(
-                "subject folder {} {what}; subjectPath names a subject's folder, e.g. simulation/subjects/erina",
-                dir.display
-            ));
+            return Err(SubjectError::NotAFolder {
+                display: dir.display,
+                what,
+            });
         }
         if dir.rel.is_empty() {
-            return Err(
-                "subjectPath must name a subject's folder inside the project, not the project root"
-                    .into(),
-            );
+            return Err(SubjectError::ProjectRoot);
         }
         // `abs` is `<real project root>/<rel>`: drop one component per segment of `rel`.
         let mut project_root = dir.abs.clone();
@@ -120,14 +179,11 @@ impl Subject {
         ws: &Workspace,
         source: Source,
         access: Access,
-    ) -> Result<Resolved, String> {
+    ) -> Result<Resolved, SubjectError> {
         let addr = format!("{}/{}", self.dir.display, source.file_name());
-        let r = ws.resolve(&addr, access).map_err(|e| e.to_string())?;
+        let r = ws.resolve(&addr, access)?;
         if r.abs.is_dir() {
-            return Err(format!(
-                "{} is a folder; it must be a JSON Lines file",
-                r.display
-            ));
+            return Err(SubjectError::SourceIsFolder(r.display));
         }
         Ok(r)
     }
@@ -162,13 +218,16 @@ impl Subject {
 }
 
 /// Read a source file as text: `Ok(None)` when it does not exist.
-pub fn read_source(path: &Path, display: &str) -> Result<Option<String>, String> {
+pub fn read_source(path: &Path, display: &str) -> Result<Option<String>, SubjectError> {
     match std::fs::read(path) {
         Ok(bytes) => String::from_utf8(bytes)
             .map(Some)
-            .map_err(|_| format!("{display} is not UTF-8 text; fix or remove it")),
+            .map_err(|_| SubjectError::NotUtf8(display.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {display}: {e}")),
+        Err(source) => Err(SubjectError::Read {
+            display: display.to_string(),
+            source,
+        }),
     }
 }
 

@@ -26,7 +26,7 @@ use super::vectors::{decode_into, dot, normalised, remember, to_blob, Cached};
 pub use super::vectors::{ConfiguredEmbedder, Embedder};
 use super::{
     content_fingerprint, dirty, events, io_lock, memory, read_source, split_chars, vectors, Source,
-    Subject,
+    Subject, SubjectError,
 };
 use crate::protocol::now_rfc3339;
 use crate::workspace::{Access, Workspace};
@@ -80,11 +80,11 @@ pub struct Chunk {
 }
 
 /// The chunks of one source file's text.
-pub fn chunks(source: Source, text: &str, display: &str) -> Result<Vec<Chunk>, String> {
+pub fn chunks(source: Source, text: &str, display: &str) -> Result<Vec<Chunk>, SubjectError> {
     let mut out = Vec::new();
     match source {
         Source::Events => {
-            for ev in events::parse(text, display)? {
+            for ev in events::parse(text, display).map_err(SubjectError::Content)? {
                 for piece in split_chars(&ev.text, MAX_CHUNK_CHARS) {
                     out.push(Chunk {
                         line: ev.line,
@@ -98,7 +98,7 @@ pub fn chunks(source: Source, text: &str, display: &str) -> Result<Vec<Chunk>, S
             }
         }
         Source::Memory => {
-            let items = memory::parse(text, display)?;
+            let items = memory::parse(text, display).map_err(SubjectError::Content)?;
             // Line numbers of the non-blank lines, in order (parse skips blank lines).
             let lines: Vec<usize> = text
                 .lines()
@@ -179,18 +179,21 @@ pub struct Index {
     shown: String,
 }
 
-fn sql_err(shown: &str) -> impl Fn(rusqlite::Error) -> String + '_ {
-    move |e| {
-        format!("the subject index {shown} cannot be used ({e}); delete it and search again (it is rebuilt from events.jsonl and memory.jsonl)")
+fn sql_err(shown: &str) -> impl Fn(rusqlite::Error) -> SubjectError + '_ {
+    move |source| SubjectError::Index {
+        shown: shown.to_string(),
+        source,
     }
 }
 
 impl Index {
     /// Open (creating if needed) the index at `path`; `shown` names it in messages.
-    pub fn open(path: &Path, shown: &str) -> Result<Index, String> {
+    pub fn open(path: &Path, shown: &str) -> Result<Index, SubjectError> {
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+            std::fs::create_dir_all(parent).map_err(|source| SubjectError::CreateDir {
+                dir: parent.display().to_string(),
+                source,
+            })?;
         }
         let conn = Connection::open(path).map_err(sql_err(shown))?;
         let _ = conn.busy_timeout(Duration::from_secs(10));
@@ -206,16 +209,16 @@ impl Index {
             Some(f) if f == FORMAT => {}
             None if idx.is_empty()? => idx.set_meta("format", FORMAT)?,
             other => {
-                return Err(format!(
-                    "the subject index {shown} was written by another program or version (format {:?}); delete it and search again (it is rebuilt from events.jsonl and memory.jsonl)",
-                    other.unwrap_or_else(|| "unknown".into())
-                ))
+                return Err(SubjectError::IndexFormat {
+                    shown: shown.to_string(),
+                    format: other.unwrap_or_else(|| "unknown".into()),
+                })
             }
         }
         Ok(idx)
     }
 
-    fn is_empty(&self) -> Result<bool, String> {
+    fn is_empty(&self) -> Result<bool, SubjectError> {
         let n: i64 = self
             .conn
             .query_row(
@@ -227,7 +230,7 @@ impl Index {
         Ok(n == 0)
     }
 
-    fn meta(&self, key: &str) -> Result<Option<String>, String> {
+    fn meta(&self, key: &str) -> Result<Option<String>, SubjectError> {
         self.conn
             .query_row(
                 "SELECT value FROM subject_rag_meta WHERE key = ?1",
@@ -238,7 +241,7 @@ impl Index {
             .map_err(sql_err(&self.shown))
     }
 
-    fn set_meta(&self, key: &str, value: &str) -> Result<(), String> {
+    fn set_meta(&self, key: &str, value: &str) -> Result<(), SubjectError> {
         self.conn
             .execute(
                 "INSERT INTO subject_rag_meta (key, value) VALUES (?1, ?2)
@@ -249,15 +252,17 @@ impl Index {
             .map_err(sql_err(&self.shown))
     }
 
-    fn mismatch(&self, what: &str, stored: &str, now: &str) -> String {
-        format!(
-            "the subject index {} was built with embedding {what} {stored:?}, but the configured one is {now:?}; vectors of different models cannot be compared. Delete {} and search again (it is rebuilt from events.jsonl and memory.jsonl)",
-            self.shown, self.shown
-        )
+    fn mismatch(&self, what: &str, stored: &str, now: &str) -> SubjectError {
+        SubjectError::ModelMismatch {
+            shown: self.shown.clone(),
+            what: what.to_string(),
+            stored: stored.to_string(),
+            now: now.to_string(),
+        }
     }
 
     /// Fail unless the index was built (or is empty and can be built) with this embedder.
-    pub fn check_model(&self, emb: &dyn Embedder) -> Result<(), String> {
+    pub fn check_model(&self, emb: &dyn Embedder) -> Result<(), SubjectError> {
         for (key, now) in [("provider", emb.provider()), ("model", emb.model())] {
             match self.meta(key)? {
                 Some(stored) if stored != now => return Err(self.mismatch(key, &stored, now)),
@@ -269,7 +274,7 @@ impl Index {
     }
 
     /// Record or check the dimensions of vectors the embedder returned.
-    fn check_dims(&self, vectors: &[Vec<f32>]) -> Result<(), String> {
+    fn check_dims(&self, vectors: &[Vec<f32>]) -> Result<(), SubjectError> {
         let Some(first) = vectors.first() else {
             return Ok(());
         };
@@ -277,9 +282,9 @@ impl Index {
             .iter()
             .any(|v| v.len() != first.len() || v.is_empty())
         {
-            return Err(
+            return Err(SubjectError::Embedding(
                 "the embedding service returned vectors of different lengths in one answer".into(),
-            );
+            ));
         }
         let dims = first.len().to_string();
         match self.meta("dimensions")? {
@@ -289,7 +294,11 @@ impl Index {
         }
     }
 
-    fn stored_fingerprint(&self, subject: &str, source: Source) -> Result<Option<String>, String> {
+    fn stored_fingerprint(
+        &self,
+        subject: &str,
+        source: Source,
+    ) -> Result<Option<String>, SubjectError> {
         self.conn
             .query_row(
                 "SELECT fingerprint FROM subject_rag_sources WHERE subject_path = ?1 AND source = ?2",
@@ -305,7 +314,7 @@ impl Index {
         &self,
         subject: &str,
         source: Source,
-    ) -> Result<HashMap<String, Vec<u8>>, String> {
+    ) -> Result<HashMap<String, Vec<u8>>, SubjectError> {
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -333,7 +342,7 @@ impl Index {
         fingerprint: &str,
         chunks: &[Chunk],
         emb: &dyn Embedder,
-    ) -> Result<usize, String> {
+    ) -> Result<usize, SubjectError> {
         let mut known = self.known_vectors(subject, source)?;
         let mut queued = std::collections::HashSet::new();
         let missing: Vec<String> = chunks
@@ -342,13 +351,13 @@ impl Index {
             .map(|c| c.content.clone())
             .collect();
         for batch in missing.chunks(EMBED_BATCH) {
-            let vectors = emb.embed(batch)?;
+            let vectors = emb.embed(batch).map_err(SubjectError::Embedding)?;
             if vectors.len() != batch.len() {
-                return Err(format!(
+                return Err(SubjectError::Embedding(format!(
                     "the embedding service returned {} vectors for {} texts",
                     vectors.len(),
                     batch.len()
-                ));
+                )));
             }
             self.check_dims(&vectors)?;
             for (text, v) in batch.iter().zip(vectors) {
@@ -408,7 +417,7 @@ impl Index {
     }
 
     /// Number of chunks stored for a source.
-    pub fn chunk_count(&self, subject: &str, source: Source) -> Result<usize, String> {
+    pub fn chunk_count(&self, subject: &str, source: Source) -> Result<usize, SubjectError> {
         self.conn
             .query_row(
                 "SELECT count(*) FROM subject_rag_chunks WHERE subject_path = ?1 AND source = ?2",
@@ -431,7 +440,7 @@ impl Index {
         source: Source,
         query: &[f32],
         limit: usize,
-    ) -> Result<Vec<Hit>, String> {
+    ) -> Result<Vec<Hit>, SubjectError> {
         let shown = self.shown.as_str();
         let tx = self.conn.unchecked_transaction().map_err(sql_err(shown))?;
         let stamp: Option<String> = tx
@@ -497,7 +506,7 @@ impl Index {
         source: Source,
         stamp: String,
         dims: usize,
-    ) -> Result<Cached, String> {
+    ) -> Result<Cached, SubjectError> {
         let shown = self.shown.as_str();
         let mut stmt = self
             .conn
@@ -538,7 +547,7 @@ pub fn search(
     query: &str,
     limit: usize,
     emb: &dyn Embedder,
-) -> Result<SearchReport, String> {
+) -> Result<SearchReport, SubjectError> {
     let file = subject.source_file(ws, source, Access::Read)?;
     let mut index = Index::open(&subject.index_path(), &subject.index_display())?;
     index.check_model(emb)?;
@@ -560,17 +569,22 @@ pub fn search(
         report.rebuilt = true;
         if let Some(seen) = mark {
             let _guard = io_lock();
-            dirty::clear(&subject.dirty_path(), subject.key(), source, &seen)?;
+            dirty::clear(&subject.dirty_path(), subject.key(), source, &seen)
+                .map_err(SubjectError::Marks)?;
         }
     }
     report.chunks = index.chunk_count(subject.key(), source)?;
     if report.chunks == 0 {
         return Ok(report);
     }
-    let q = emb.embed(&[query.to_string()])?;
+    let q = emb
+        .embed(&[query.to_string()])
+        .map_err(SubjectError::Embedding)?;
     index.check_dims(&q)?;
     let Some(qv) = q.first() else {
-        return Err("the embedding service returned no vector for the query".into());
+        return Err(SubjectError::Embedding(
+            "the embedding service returned no vector for the query".into(),
+        ));
     };
     report.hits = index.top(subject.key(), source, qv, limit)?;
     Ok(report)
@@ -671,10 +685,15 @@ mod tests {
         let idx = Index::open(&path, ".nbook/subject-rag.sqlite").unwrap();
         let e = idx.check_model(&letters("b")).unwrap_err();
         assert!(
+            matches!(&e, SubjectError::ModelMismatch { what, stored, now, .. } if what == "model" && stored == "a" && now == "b"),
+            "{e:?}"
+        );
+        let e = e.to_string();
+        assert!(
             e.contains("model \"a\"") && e.contains("Delete .nbook/subject-rag.sqlite"),
             "{e}"
         );
-        let e = idx.check_dims(&[vec![1.0; 3]]).unwrap_err();
+        let e = idx.check_dims(&[vec![1.0; 3]]).unwrap_err().to_string();
         assert!(e.contains("dimensions \"26\""), "{e}");
     }
 
@@ -714,6 +733,11 @@ mod tests {
         c.execute_batch("CREATE TABLE subject_rag_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO subject_rag_meta VALUES ('embeddingModel', 'x');").unwrap();
         drop(c);
         let e = Index::open(&path, "i").err().unwrap();
+        assert!(
+            matches!(&e, SubjectError::IndexFormat { shown, .. } if shown == "i"),
+            "{e:?}"
+        );
+        let e = e.to_string();
         assert!(
             e.contains("another program") && e.contains("delete it"),
             "{e}"

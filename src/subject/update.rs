@@ -8,7 +8,9 @@
 
 use serde_json::{json, Value};
 
-use super::{content_fingerprint, dirty, io_lock, memory, patch, read_source, Source, Subject};
+use super::{
+    content_fingerprint, dirty, io_lock, memory, patch, read_source, Source, Subject, SubjectError,
+};
 use crate::workspace::{atomic_write, Access, Resolved, Workspace};
 
 pub const MAX_ATTEMPTS: usize = 2;
@@ -47,11 +49,11 @@ pub struct Loaded {
 }
 
 /// Read and check `<subject>/memory.jsonl` (missing = empty list).
-pub fn load(ws: &Workspace, subject: &Subject) -> Result<Loaded, String> {
+pub fn load(ws: &Workspace, subject: &Subject) -> Result<Loaded, SubjectError> {
     let file = subject.source_file(ws, Source::Memory, Access::Write)?;
     let text = read_source(&file.abs, &file.display)?;
     let items = match &text {
-        Some(t) => memory::parse(t, &file.display)?,
+        Some(t) => memory::parse(t, &file.display).map_err(SubjectError::Content)?,
         None => Vec::new(),
     };
     Ok(Loaded {
@@ -146,18 +148,21 @@ pub fn curate(
 
 /// Write `items` to the memory file if it still has the fingerprint it was read with, and
 /// mark the `memory` source dirty. Holds [`io_lock`] across the check and the write.
-pub fn commit(subject: &Subject, loaded: &Loaded, items: &[Value]) -> Result<(), String> {
+pub fn commit(subject: &Subject, loaded: &Loaded, items: &[Value]) -> Result<(), SubjectError> {
     let _guard = io_lock();
     let now = read_source(&loaded.file.abs, &loaded.file.display)?;
     if content_fingerprint(now.as_deref()) != loaded.fingerprint {
-        return Err(format!(
-            "{} changed while the memory curator was working, so its patch was not applied and nothing was written. Call subject_memory_update again to merge the facts into the current file",
-            loaded.file.display
-        ));
+        return Err(SubjectError::Changed {
+            display: loaded.file.display.clone(),
+        });
     }
-    atomic_write(&loaded.file.abs, memory::serialize(items).as_bytes())
-        .map_err(|e| format!("cannot write {}: {e}", loaded.file.display))?;
-    dirty::mark(&subject.dirty_path(), subject.key(), Source::Memory)
+    atomic_write(&loaded.file.abs, memory::serialize(items).as_bytes()).map_err(|source| {
+        SubjectError::Write {
+            display: loaded.file.display.clone(),
+            source,
+        }
+    })?;
+    dirty::mark(&subject.dirty_path(), subject.key(), Source::Memory).map_err(SubjectError::Marks)
 }
 
 #[cfg(test)]

@@ -170,14 +170,18 @@ impl Tool for InvokeAgent {
         };
         let h = host(e)?;
         if args.get("background").and_then(Value::as_bool) == Some(true) {
-            let job = h.invoke_background(req).map_err(ToolError::failed)?;
+            let job = h
+                .invoke_background(req)
+                .map_err(|e| ToolError::failed(e.to_string()))?;
             let v = json!({"jobId": job, "sessionId": target, "status": "started", "data": null, "finalMessage": "", "background": true});
             return Ok(json_out(
                 format!("{v}\nThe result will arrive as a message when the job ends; do not poll."),
                 v,
             ));
         }
-        let out = h.invoke_blocking(req).map_err(ToolError::failed)?;
+        let out = h
+            .invoke_blocking(req)
+            .map_err(|e| ToolError::failed(e.to_string()))?;
         let v = serde_json::to_value(&out).unwrap_or(Value::Null);
         if out.status == "error" {
             return Err(ToolError::failed(format!(

@@ -18,8 +18,8 @@ use crate::workspace::{atomic_write, Access, Resolved};
 
 pub const CURATOR_PROFILE: &str = "memory.curator";
 
-fn fail(msg: impl Into<String>) -> ToolError {
-    ToolError::failed(msg)
+fn fail(msg: impl std::fmt::Display) -> ToolError {
+    ToolError::failed(msg.to_string())
 }
 
 fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {

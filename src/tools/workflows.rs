@@ -98,7 +98,7 @@ impl Tool for ListWorkflows {
                         v["title"] = json!(w.key);
                         v["description"] = json!("");
                         v["whenToUse"] = json!("");
-                        v["error"] = json!(e);
+                        v["error"] = json!(e.to_string());
                     }
                 }
                 v
@@ -142,10 +142,10 @@ fn request(ctx: &ToolCtx, args: &Value) -> Result<Request, ToolError> {
         str_arg(args, "workflowKey"),
         str_arg(args, "script"),
     )
-    .map_err(ToolError::Failed)?;
+    .map_err(|e| ToolError::Failed(e.to_string()))?;
     let model = str_arg(args, "model").map(str::to_string);
     if let Some(m) = &model {
-        workflow::check_model(&ctx.config, m).map_err(ToolError::Failed)?;
+        workflow::check_model(&ctx.config, m).map_err(|e| ToolError::Failed(e.to_string()))?;
     }
     Ok(Request {
         workflow,
@@ -291,7 +291,7 @@ impl Tool for RunWorkflow {
                 caller_cancel: Some(ctx.cancel.clone()),
             },
         )
-        .map_err(ToolError::Failed)?;
+        .map_err(|e| ToolError::Failed(e.to_string()))?;
         match launched {
             Launched::Started { job_id, run_id } => {
                 let v = json!({

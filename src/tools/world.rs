@@ -180,7 +180,8 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
     );
     let out = match result {
         Ok(o) => o,
-        Err(msg) => {
+        Err(e) => {
+            let msg = e.to_string();
             drop(recorder);
             let hint = match crate::store::check_writable(&conn) {
                 Err(e) if msg.contains("readonly") => format!(" {e}"),

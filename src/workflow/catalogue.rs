@@ -10,7 +10,7 @@ use std::path::Path;
 use include_dir::{include_dir, Dir};
 use serde::Serialize;
 
-use super::sandbox::{self, Meta};
+use super::sandbox::{self, DefinitionError, Meta};
 
 static BUILTIN: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/assets/workflows");
 
@@ -43,7 +43,7 @@ pub struct Workflow {
     pub path: String,
     pub code: String,
     /// The metadata, or why the file cannot be used.
-    pub meta: Result<Meta, String>,
+    pub meta: Result<Meta, DefinitionError>,
 }
 
 impl Workflow {
@@ -130,11 +130,14 @@ impl Catalogue {
     }
 }
 
-fn entry(key: String, source: Source, path: String, code: Result<String, String>) -> Workflow {
+fn entry(
+    key: String,
+    source: Source,
+    path: String,
+    code: Result<String, DefinitionError>,
+) -> Workflow {
     let meta = if !valid_key(&key) {
-        Err(format!(
-            "'{key}' is not a usable workflow key: name the folder with lowercase letters, digits, '.', '_' or '-'"
-        ))
+        Err(DefinitionError::BadKey(key.clone()))
     } else {
         code.as_ref()
             .map_err(Clone::clone)
@@ -166,7 +169,9 @@ fn builtin_entry(d: &Dir<'_>, key: &str) -> Workflow {
         .get_file(d.path().join(FILE_NAME))
         .and_then(|f| f.contents_utf8())
         .map(str::to_string)
-        .ok_or_else(|| format!("the built-in folder has no UTF-8 {FILE_NAME}"));
+        .ok_or_else(|| {
+            DefinitionError::Unreadable(format!("the built-in folder has no UTF-8 {FILE_NAME}"))
+        });
     entry(
         key.to_string(),
         Source::Builtin,
@@ -178,11 +183,14 @@ fn builtin_entry(d: &Dir<'_>, key: &str) -> Workflow {
 fn project_entry(path: &Path, key: String) -> Workflow {
     let rel = format!("{PROJECT_DIR}/{key}/{FILE_NAME}");
     let code = match std::fs::read(path.join(FILE_NAME)) {
-        Ok(bytes) => String::from_utf8(bytes).map_err(|_| format!("{rel} is not UTF-8 text")),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-            "the folder has no {FILE_NAME}; put the workflow object in {rel}"
+        Ok(bytes) => String::from_utf8(bytes)
+            .map_err(|_| DefinitionError::Unreadable(format!("{rel} is not UTF-8 text"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(DefinitionError::Unreadable(
+            format!("the folder has no {FILE_NAME}; put the workflow object in {rel}"),
         )),
-        Err(e) => Err(format!("cannot read {rel}: {e}")),
+        Err(e) => Err(DefinitionError::Unreadable(format!(
+            "cannot read {rel}: {e}"
+        ))),
     };
     entry(key, Source::Project, rel, code)
 }

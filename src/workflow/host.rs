@@ -206,7 +206,7 @@ impl Host {
         };
         let model = optional_string(opts.get("model"), "wf.agents.create: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.services.config(), m)?;
+            super::check_model(self.rc.services.config(), m).map_err(|e| e.to_string())?;
         }
         let title = title.unwrap_or_else(|| {
             let name = self
@@ -261,7 +261,7 @@ impl Host {
         }
         let model = optional_string(opts.get("model"), "wf.agents.invoke: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.services.config(), m)?;
+            super::check_model(self.rc.services.config(), m).map_err(|e| e.to_string())?;
         }
         let mode = match optional_string(opts.get("mode"), "wf.agents.invoke: mode")? {
             None => InvokeMode::Prompt,
@@ -333,7 +333,9 @@ impl Host {
             let out = if stop.is_cancelled() {
                 Err("the workflow run was cancelled before this invocation started".into())
             } else {
-                host.invoke_blocking(req).map(outcome_json)
+                host.invoke_blocking(req)
+                    .map(outcome_json)
+                    .map_err(|e| e.to_string())
             };
             shared.set_inflight(ticket, None);
             let _ = tx.send((ticket, out));

@@ -6,7 +6,7 @@
 //! script whose last expression is that object (`({ … })`) or as `export default { … }`. An
 //! inline script (`run_workflow.script`) is the body of `async (wf, args) => { … }`.
 //!
-//! **Sandbox.** The same QuickJS as `execute_world` ([`crate::world::js`]): a 64 MiB heap, no
+//! **Sandbox.** The same QuickJS as `execute_world` ([`crate::js`]): a 64 MiB heap, no
 //! file, network or process access except through `wf`, and an interrupt handler that stops
 //! running bytecode as soon as the job is cancelled or a limit trips. The limits
 //! ([`limits`], config `[workflows]`): a wall clock for the whole run (default 60 min, not
@@ -50,27 +50,61 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::engine::jobs::{JobKind, JobStart};
+use crate::engine::jobs::{JobError, JobKind, JobStart};
 use crate::engine::services::ToolServices;
 pub use catalogue::{Catalogue, Source, Workflow};
 pub use runner::{Code, RunReport};
-pub use sandbox::{ArgHint, Meta, Phase};
+pub use sandbox::{ArgHint, DefinitionError, Meta, Phase};
+
+/// Why a workflow could not be chosen or started. Each names the workflow (or model) and says
+/// what to do instead.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkflowError {
+    #[error("model '{name}' is not configured; use one of: {} (list_workflows lists them), or leave model out to use each profile's default", known_list(.known))]
+    UnknownModel { name: String, known: Vec<String> },
+    #[error("give either workflowKey or script, not both")]
+    KeyAndScript,
+    #[error("give workflowKey (list_workflows shows the keys) or an inline script")]
+    NothingToRun,
+    #[error("the inline script is empty; write the body of async (wf, args) => {{ … }} and return the result")]
+    EmptyScript,
+    #[error("no workflow '{key}'; the workflows are: {} (list_workflows describes them)", .available.join(", "))]
+    NotFound { key: String, available: Vec<String> },
+    #[error(
+        "workflow '{key}' ({path}) cannot run: {reason}. Fix the file, or run another workflow"
+    )]
+    Broken {
+        key: String,
+        path: String,
+        #[source]
+        reason: DefinitionError,
+    },
+    #[error("cannot record the workflow job: {0}")]
+    Job(#[from] JobError),
+    #[error("cannot start the workflow thread: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("the workflow runner crashed; the run was abandoned")]
+    Crashed,
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        "(none configured)".to_string()
+    } else {
+        known.join(", ")
+    }
+}
 
 /// Check a model name against config.toml: it must be a key of `[models]` (what the agent
 /// host accepts for an invocation).
-pub fn check_model(config: &Config, name: &str) -> Result<(), String> {
+pub fn check_model(config: &Config, name: &str) -> Result<(), WorkflowError> {
     if config.models.contains_key(name) {
         return Ok(());
     }
-    let known: Vec<&str> = config.models.keys().map(String::as_str).collect();
-    Err(format!(
-        "model '{name}' is not configured; use one of: {} (list_workflows lists them), or leave model out to use each profile's default",
-        if known.is_empty() {
-            "(none configured)".to_string()
-        } else {
-            known.join(", ")
-        }
-    ))
+    Err(WorkflowError::UnknownModel {
+        name: name.to_string(),
+        known: config.models.keys().cloned().collect(),
+    })
 }
 
 /// The workflow a `run_workflow` call names.
@@ -115,15 +149,13 @@ pub fn select(
     project_root: &std::path::Path,
     key: Option<&str>,
     script: Option<&str>,
-) -> Result<Selected, String> {
+) -> Result<Selected, WorkflowError> {
     match (key, script) {
-        (Some(_), Some(_)) => Err("give either workflowKey or script, not both".into()),
-        (None, None) => {
-            Err("give workflowKey (list_workflows shows the keys) or an inline script".into())
-        }
+        (Some(_), Some(_)) => Err(WorkflowError::KeyAndScript),
+        (None, None) => Err(WorkflowError::NothingToRun),
         (None, Some(s)) => {
             if s.trim().is_empty() {
-                return Err("the inline script is empty; write the body of async (wf, args) => { … } and return the result".into());
+                return Err(WorkflowError::EmptyScript);
             }
             Ok(Selected {
                 key: "inline".into(),
@@ -136,16 +168,15 @@ pub fn select(
         }
         (Some(k), None) => {
             let Some(w) = Catalogue::find(project_root, k) else {
-                return Err(format!(
-                    "no workflow '{k}'; the workflows are: {} (list_workflows describes them)",
-                    Catalogue::list_keys(project_root).join(", ")
-                ));
+                return Err(WorkflowError::NotFound {
+                    key: k.to_string(),
+                    available: Catalogue::list_keys(project_root),
+                });
             };
-            let meta = w.meta.clone().map_err(|e| {
-                format!(
-                    "workflow '{k}' ({}) cannot run: {e}. Fix the file, or run another workflow",
-                    w.path
-                )
+            let meta = w.meta.clone().map_err(|reason| WorkflowError::Broken {
+                key: k.to_string(),
+                path: w.path.clone(),
+                reason,
             })?;
             Ok(Selected {
                 key: w.key.clone(),
@@ -193,28 +224,25 @@ pub fn run_id_for(job_id: &str) -> String {
 }
 
 /// Record the job and start the run on its own thread; with `wait`, block until it ends.
-pub fn launch(engine: &Arc<dyn ToolServices>, l: Launch) -> Result<Launched, String> {
+pub fn launch(engine: &Arc<dyn ToolServices>, l: Launch) -> Result<Launched, WorkflowError> {
     let args = l.workflow.effective_args(&l.args);
     let mut preview = format!("{} {}", l.workflow.key, args);
     if preview.chars().count() > 200 {
         preview = preview.chars().take(199).collect::<String>() + "…";
     }
-    let (job_id, job_token) = engine
-        .jobs()
-        .start(JobStart {
-            kind: JobKind::Workflow,
-            title: format!("Workflow {}: {}", l.workflow.key, l.workflow.title),
-            owner_session_id: (!l.wait).then(|| l.caller_session.clone()),
-            origin_tool_call_id: Some(l.origin_call_id.clone()),
-            reference: json!({
-                "workflowKey": l.workflow.key,
-                "source": l.workflow.source,
-                "callerSessionId": l.caller_session,
-                "wait": l.wait,
-            }),
-            preview: Some(preview),
-        })
-        .map_err(|e| format!("cannot record the workflow job: {e}"))?;
+    let (job_id, job_token) = engine.jobs().start(JobStart {
+        kind: JobKind::Workflow,
+        title: format!("Workflow {}: {}", l.workflow.key, l.workflow.title),
+        owner_session_id: (!l.wait).then(|| l.caller_session.clone()),
+        origin_tool_call_id: Some(l.origin_call_id.clone()),
+        reference: json!({
+            "workflowKey": l.workflow.key,
+            "source": l.workflow.source,
+            "callerSessionId": l.caller_session,
+            "wait": l.wait,
+        }),
+        preview: Some(preview),
+    })?;
     if let (true, Some(caller)) = (l.wait, l.caller_cancel.clone()) {
         // The caller blocks on this run: if its turn is cancelled, so is the run. (The token
         // also fires when the call returns normally; the job is finished by then.)
@@ -263,9 +291,9 @@ pub fn launch(engine: &Arc<dyn ToolServices>, l: Launch) -> Result<Launched, Str
     let handle = match spawned {
         Ok(h) => h,
         Err(e) => {
-            let msg = format!("cannot start the workflow thread: {e}");
-            let _ = engine.jobs().finish(&job_id, Err(msg.clone()));
-            return Err(msg);
+            let err = WorkflowError::Thread(e);
+            let _ = engine.jobs().finish(&job_id, Err(err.to_string()));
+            return Err(err);
         }
     };
     if !l.wait {
@@ -274,9 +302,9 @@ pub fn launch(engine: &Arc<dyn ToolServices>, l: Launch) -> Result<Launched, Str
     match handle.join() {
         Ok(report) => Ok(Launched::Finished(Box::new(report))),
         Err(_) => {
-            let msg = "the workflow runner crashed; the run was abandoned".to_string();
-            let _ = engine.jobs().finish(&job_id, Err(msg.clone()));
-            Err(msg)
+            let err = WorkflowError::Crashed;
+            let _ = engine.jobs().finish(&job_id, Err(err.to_string()));
+            Err(err)
         }
     }
 }

@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::host::{Completion, Host, RunCtx, Shared};
 use super::limits::{Limits, Meter, Wall};
-use super::sandbox;
-use crate::world::js;
+use super::sandbox::{self, DefinitionError};
+use crate::js;
 
 const PRELUDE: &str = include_str!("prelude.js");
 /// The file name inline scripts are compiled under (errors say "line N" of the script).
@@ -30,6 +30,32 @@ const STRAY_WAIT: Duration = Duration::from_secs(30);
 const CANCELLED: &str = "the workflow run was cancelled";
 /// The run's promise is pending, no job is left and no invocation is running.
 pub const NEVER_SETTLED: &str = "the workflow's promise never settled: it awaits something nothing resolves (only wf.agents.invoke settles later; check for a promise whose resolve is never called)";
+
+/// Why a run failed; the report carries its message for the agent.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Cancelled, or a limit tripped (the message names the limit and what to look for).
+    #[error("{0}")]
+    Stopped(String),
+    /// The script threw or its promise rejected (with the line in the file).
+    #[error("{0}")]
+    Script(String),
+    #[error(transparent)]
+    Definition(#[from] DefinitionError),
+    #[error("{NEVER_SETTLED}")]
+    NeverSettled,
+    #[error("the result cannot be turned into JSON: {0}")]
+    NotSerialisable(String),
+    #[error("the result is {0} bytes of JSON, more than the {RESULT_LIMIT} allowed; return a summary and leave the bulk in files")]
+    ResultTooLarge(usize),
+    #[error("the result is not valid JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error(transparent)]
+    Start(#[from] js::StartError),
+    /// A fault of nbook's own, not of the script.
+    #[error("internal: {0}")]
+    Internal(String),
+}
 
 /// What runs: a workflow file (its definition object's `run`) or an inline script (the body
 /// of `async (wf, args) => { … }`).
@@ -136,7 +162,7 @@ pub fn run(rc: RunCtx, code: &Code, args: &Value) -> RunReport {
             Some(h.wait_ask_error.clone().unwrap_or_else(|| CANCELLED.into())),
         ),
         Ok(v) => ("completed", v, None),
-        Err(e) => ("failed", Value::Null, Some(e)),
+        Err(e) => ("failed", Value::Null, Some(e.to_string())),
     };
     let mut usage = Usage::default();
     let sessions = h
@@ -224,7 +250,7 @@ fn execute(
     code: &Code,
     args: &Value,
     info: &Value,
-) -> Result<Value, String> {
+) -> Result<Value, RunError> {
     let meter = Rc::new(Meter::new(limits));
     let rt = {
         let (stop, meter) = (stop.clone(), meter.clone());
@@ -246,44 +272,47 @@ fn execute(
             }
         })
     };
-    let stopped = |e: String| why().unwrap_or(e);
-    context.with(|ctx| -> Result<Value, String> {
+    let stopped = |e: RunError| why().map(RunError::Stopped).unwrap_or(e);
+    let thrown = |msg: String| stopped(RunError::Script(msg));
+    context.with(|ctx| -> Result<Value, RunError> {
         let (wf, settle, to_json) =
             prelude(&ctx, host.clone(), meter.clone(), why.clone(), args, info).map_err(|e| {
-                format!(
-                    "internal: the wf API failed to load: {}",
+                RunError::Internal(format!(
+                    "the wf API failed to load: {}",
                     js::describe(&ctx, e, "prelude.js")
-                )
+                ))
             })?;
         let args_js: JsValue = wf
             .get("args")
-            .map_err(|e| format!("internal: {}", js::describe(&ctx, e, "prelude.js")))?;
-        let mut check = || why().map_or(Ok(()), Err);
+            .map_err(|e| RunError::Internal(js::describe(&ctx, e, "prelude.js")))?;
         let started: JsValue = match code {
             Code::Definition { code, file } => {
-                let def =
-                    sandbox::eval_definition(&ctx, code, file, &mut check).map_err(stopped)?;
-                let run: Function = def
-                    .get("run")
-                    .map_err(|_| "the workflow object has no run function".to_string())?;
+                let mut check = || why().map_or(Ok(()), |m| Err(DefinitionError::Stopped(m)));
+                let def = sandbox::eval_definition(&ctx, code, file, &mut check)
+                    .map_err(|e| stopped(e.into()))?;
+                let run: Function = def.get("run").map_err(|_| {
+                    RunError::Definition(DefinitionError::Shape(
+                        "the workflow object has no run function".into(),
+                    ))
+                })?;
                 run.call((This(def.clone()), wf, args_js))
-                    .map_err(|e| stopped(js::describe(&ctx, e, file)))?
+                    .map_err(|e| thrown(js::describe(&ctx, e, file)))?
             }
             Code::Inline(body) => {
                 // Wrapped on the same first line, so line numbers are the script's own.
                 let wrapped = format!("(async function (wf, args) {{ \"use strict\"; {body}\n}})");
                 let f: Function = ctx
                     .eval_with_options(wrapped, sandbox::options(INLINE_FILE))
-                    .map_err(|e| stopped(js::describe(&ctx, e, INLINE_FILE)))?;
+                    .map_err(|e| thrown(js::describe(&ctx, e, INLINE_FILE)))?;
                 f.call((wf, args_js))
-                    .map_err(|e| stopped(js::describe(&ctx, e, INLINE_FILE)))?
+                    .map_err(|e| thrown(js::describe(&ctx, e, INLINE_FILE)))?
             }
         };
         let Some(promise) = started.clone().into_promise() else {
             return to_value(&ctx, &to_json, started, file);
         };
         // No job left: wait for an invocation to report back, which settles its promise.
-        let mut idle = || -> Result<bool, String> {
+        let mut idle = || -> Result<bool, RunError> {
             if host.borrow().outstanding() == 0 {
                 return Ok(false);
             }
@@ -298,20 +327,22 @@ fn execute(
                     };
                     settle
                         .call::<_, ()>((ticket as f64, ok, text))
-                        .map_err(|e| stopped(js::describe(&ctx, e, file)))?;
+                        .map_err(|e| thrown(js::describe(&ctx, e, file)))?;
                     Ok(true)
                 }
                 // The job loop checks the limits before it looks again.
                 Err(RecvTimeoutError::Timeout) => Ok(true),
                 Err(RecvTimeoutError::Disconnected) => {
-                    Err("internal: the invocation channel closed".into())
+                    Err(RunError::Internal("the invocation channel closed".into()))
                 }
             }
         };
-        let settled = js::settle(&ctx, &promise, &mut check, &mut idle, NEVER_SETTLED)?;
+        let mut check = || why().map_or(Ok(()), |m| Err(RunError::Stopped(m)));
+        let never = || RunError::NeverSettled;
+        let settled = js::settle(&ctx, &promise, &mut check, &mut idle, never)?;
         match settled {
             Ok(v) => to_value(&ctx, &to_json, v, file).map_err(stopped),
-            Err(reason) => Err(stopped(js::describe_value(reason, file))),
+            Err(reason) => Err(stopped(RunError::Script(js::describe_value(reason, file)))),
         }
     })
 }
@@ -321,23 +352,17 @@ fn to_value<'js>(
     to_json: &Function<'js>,
     v: JsValue<'js>,
     file: &str,
-) -> Result<Value, String> {
-    let json: Option<String> = to_json.call((v,)).map_err(|e| {
-        format!(
-            "the result cannot be turned into JSON: {}",
-            js::describe(ctx, e, file)
-        )
-    })?;
+) -> Result<Value, RunError> {
+    let json: Option<String> = to_json
+        .call((v,))
+        .map_err(|e| RunError::NotSerialisable(js::describe(ctx, e, file)))?;
     let Some(json) = json else {
         return Ok(Value::Null);
     };
     if json.len() > RESULT_LIMIT {
-        return Err(format!(
-            "the result is {} bytes of JSON, more than the {RESULT_LIMIT} allowed; return a summary and leave the bulk in files",
-            json.len()
-        ));
+        return Err(RunError::ResultTooLarge(json.len()));
     }
-    serde_json::from_str(&json).map_err(|e| format!("the result is not valid JSON: {e}"))
+    serde_json::from_str(&json).map_err(RunError::NotJson)
 }
 
 /// Evaluate the prelude with the host bridge; returns (wf, settle, toJson) and installs a

@@ -10,14 +10,13 @@
 //! - [`prepare`] checks and completes a slice's patches before a write; [`write`] writes,
 //!   edits and deletes slices with advisories A1–A2;
 //! - [`query`] is what the World pane calls (timeline, track, diff, issues, calendar);
-//! - [`sandbox`] runs `execute_world` scripts in QuickJS ([`js`]); [`embed`] serves
+//! - [`sandbox`] runs `execute_world` scripts in QuickJS ([`crate::js`]); [`embed`] serves
 //!   `world.search.text`; [`pool`] keeps connections and configuration warm between calls.
 
 pub mod calendar;
 pub mod embed;
 pub mod index;
 pub mod issues;
-pub mod js;
 pub mod pointer;
 pub mod pool;
 pub mod prepare;
@@ -47,9 +46,16 @@ pub enum WorldError {
     /// A second slice at an occupied instant, and the like.
     #[error("{0}")]
     Conflict(String),
-    /// `calendar.toml` / `schema.toml` / a custom calendar script is broken.
+    /// The world's database cannot be opened.
     #[error("{0}")]
     Config(String),
+    /// `calendar.toml` or a custom calendar script is broken (the error names the file), or a
+    /// time cannot be read or shown in the calendar.
+    #[error(transparent)]
+    Calendar(#[from] calendar::CalendarError),
+    /// `schema.toml` is broken (the error names the file).
+    #[error(transparent)]
+    Schema(#[from] schema::SchemaError),
     #[error("world database error: {0}")]
     Db(#[from] rusqlite::Error),
 }
@@ -71,8 +77,8 @@ impl World {
     /// Read `world-engine/schema.toml` and `world-engine/calendar.toml` under `root`.
     pub fn load(root: &Path) -> Result<World, WorldError> {
         Ok(World {
-            schema: Arc::new(Schema::load(root).map_err(WorldError::Config)?),
-            calendar: Arc::new(Calendar::load(root).map_err(WorldError::Config)?),
+            schema: Arc::new(Schema::load(root)?),
+            calendar: Arc::new(Calendar::load(root)?),
         })
     }
 

@@ -92,7 +92,7 @@ impl WorldView {
 
     /// Read a time typed by the author ("jump to"), with a message saying the expected form.
     pub fn parse_time(&self, text: &str) -> Result<i64, WorldError> {
-        self.world.calendar.parse(text).map_err(WorldError::Invalid)
+        Ok(self.world.calendar.parse(text)?)
     }
 
     /// Calendar-aware zoom steps for the timeline.

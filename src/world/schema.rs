@@ -171,18 +171,52 @@ pub fn kind_name(k: &Kind) -> &'static str {
     }
 }
 
+/// Where the schema lives, relative to the project root.
+const SCHEMA_FILE: &str = "world-engine/schema.toml";
+
+/// Why the schema could not be loaded; errors from a file name it.
+#[derive(Debug, thiserror::Error)]
+pub enum SchemaError {
+    #[error("cannot read {file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// What is wrong in the schema text (the key or attribute, and what is expected there).
+    #[error("{0}")]
+    Definition(String),
+    #[error("{file}: {source}")]
+    InFile {
+        file: String,
+        #[source]
+        source: Box<SchemaError>,
+    },
+}
+
 impl Schema {
     /// Load `world-engine/schema.toml` under a project root (missing file = empty schema).
-    pub fn load(root: &Path) -> Result<Schema, String> {
-        let path = root.join("world-engine").join("schema.toml");
+    pub fn load(root: &Path) -> Result<Schema, SchemaError> {
+        let path = root.join(SCHEMA_FILE);
         match std::fs::read_to_string(&path) {
-            Ok(text) => Schema::parse(&text).map_err(|e| format!("world-engine/schema.toml: {e}")),
+            Ok(text) => Schema::parse(&text).map_err(|e| SchemaError::InFile {
+                file: SCHEMA_FILE.into(),
+                source: Box::new(e),
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Schema::default()),
-            Err(e) => Err(format!("cannot read world-engine/schema.toml: {e}")),
+            Err(source) => Err(SchemaError::Read {
+                file: SCHEMA_FILE.into(),
+                source,
+            }),
         }
     }
 
-    pub fn parse(text: &str) -> Result<Schema, String> {
+    /// Parse schema text; the error names the type or attribute that is wrong.
+    pub fn parse(text: &str) -> Result<Schema, SchemaError> {
+        Schema::parse_text(text).map_err(SchemaError::Definition)
+    }
+
+    fn parse_text(text: &str) -> Result<Schema, String> {
         let root: toml::Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
         let mut types = BTreeMap::new();
         for (key, v) in &root {

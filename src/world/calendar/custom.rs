@@ -18,17 +18,20 @@ use std::time::{Duration, Instant};
 
 use rquickjs::{BigInt, Context, Ctx, Function, Module, Value};
 
-use crate::world::js;
+use super::CalendarError;
+use crate::js;
 
 /// Time for loading the module and for each format/parse call.
 pub const CALL_TIME: Duration = Duration::from_millis(250);
 /// How much longer than [`CALL_TIME`] a caller waits for an answer before giving up.
 const GRACE: Duration = Duration::from_secs(1);
+const LOADING: &str = "loading the module";
 
-/// A failed call: `off` when it ran out of time (the calendar is then turned off).
-struct Failure {
-    msg: String,
-    off: bool,
+/// A failed call, as the worker reports it: the script's own error, or running out of time
+/// doing `what` (the calendar is then turned off).
+enum Failure {
+    Script(String),
+    Slow(String),
 }
 
 type Reply<T> = Sender<Result<T, Failure>>;
@@ -42,7 +45,7 @@ enum Req {
 pub struct Custom {
     pub script: String,
     tx: Mutex<Sender<ReqBox>>,
-    /// Set when a call ran out of time: why the calendar is off.
+    /// Set when a call ran out of time: the call that did (the calendar is off since).
     off: Mutex<Option<String>>,
 }
 
@@ -55,30 +58,39 @@ impl std::fmt::Debug for ReqBox {
     }
 }
 
-/// The message for a calendar that ran out of time doing `what`.
-fn too_slow(name: &str, what: &str) -> String {
-    format!(
-        "custom calendar world-engine/{name}: {what} ran longer than {} ms and was stopped, so the calendar is off until the file changes (look for an endless loop or a promise chain that never ends)",
-        CALL_TIME.as_millis()
-    )
-}
-
 impl Custom {
-    /// Compile the module and check its exports; errors carry the script's line numbers.
-    pub fn new(script: &str, source: &str) -> Result<Custom, String> {
+    /// Compile the module and check its exports; errors name the script and carry its line
+    /// numbers.
+    pub fn new(script: &str, source: &str) -> Result<Custom, CalendarError> {
         let (tx, rx) = mpsc::channel::<ReqBox>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), Failure>>();
         let (name, source) = (script.to_string(), source.to_string());
+        let err = |f: Failure| match f {
+            Failure::Script(message) => CalendarError::Script {
+                script: script.to_string(),
+                message,
+            },
+            Failure::Slow(what) => CalendarError::TooSlow {
+                script: script.to_string(),
+                what,
+            },
+        };
         std::thread::Builder::new()
             .name("nbook-calendar".into())
             .stack_size(4 << 20)
             .spawn(move || worker(&name, &source, rx, ready_tx))
-            .map_err(|e| format!("cannot start the calendar thread: {e}"))?;
+            .map_err(|e| {
+                err(Failure::Script(format!(
+                    "cannot start the calendar thread: {e}"
+                )))
+            })?;
         match ready_rx.recv_timeout(CALL_TIME + GRACE) {
-            Ok(r) => r?,
-            Err(RecvTimeoutError::Timeout) => return Err(too_slow(script, "loading the module")),
+            Ok(r) => r.map_err(err)?,
+            Err(RecvTimeoutError::Timeout) => return Err(err(Failure::Slow(LOADING.into()))),
             Err(RecvTimeoutError::Disconnected) => {
-                return Err("the calendar script crashed while loading".to_string())
+                return Err(err(Failure::Script(
+                    "the calendar script crashed while loading".into(),
+                )))
             }
         }
         Ok(Custom {
@@ -88,51 +100,54 @@ impl Custom {
         })
     }
 
-    fn turned_off(&self) -> Option<String> {
-        self.off.lock().ok().and_then(|o| o.clone())
-    }
-
-    fn turn_off(&self, why: &str) {
-        if let Ok(mut o) = self.off.lock() {
-            o.get_or_insert_with(|| why.to_string());
+    fn script_err(&self, message: &str) -> CalendarError {
+        CalendarError::Script {
+            script: self.script.clone(),
+            message: message.to_string(),
         }
     }
 
-    fn call<T>(&self, what: &str, req: impl FnOnce(Reply<T>) -> Req) -> Result<T, String> {
-        if let Some(why) = self.turned_off() {
-            return Err(why);
+    /// Turn the calendar off (the first call that ran out of time is kept) and say why.
+    fn turn_off(&self, what: String) -> CalendarError {
+        let what = match self.off.lock() {
+            Ok(mut o) => o.get_or_insert(what).clone(),
+            Err(_) => what,
+        };
+        CalendarError::TooSlow {
+            script: self.script.clone(),
+            what,
+        }
+    }
+
+    fn call<T>(&self, what: &str, req: impl FnOnce(Reply<T>) -> Req) -> Result<T, CalendarError> {
+        if let Some(what) = self.off.lock().ok().and_then(|o| o.clone()) {
+            return Err(self.turn_off(what));
         }
         let (tx, rx) = mpsc::channel();
         {
             let chan = self
                 .tx
                 .lock()
-                .map_err(|_| "the calendar is unavailable".to_string())?;
+                .map_err(|_| self.script_err("the calendar is unavailable"))?;
             chan.send(ReqBox(req(tx)))
-                .map_err(|_| "the calendar thread stopped".to_string())?;
+                .map_err(|_| self.script_err("the calendar thread stopped"))?;
         }
         match rx.recv_timeout(CALL_TIME + GRACE) {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(f)) => {
-                if f.off {
-                    self.turn_off(&f.msg);
-                }
-                Err(f.msg)
+            Ok(Err(Failure::Script(message))) => Err(self.script_err(&message)),
+            Ok(Err(Failure::Slow(what))) => Err(self.turn_off(what)),
+            Err(RecvTimeoutError::Timeout) => Err(self.turn_off(what.to_string())),
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(self.script_err("the calendar thread stopped"))
             }
-            Err(RecvTimeoutError::Timeout) => {
-                let msg = too_slow(&self.script, what);
-                self.turn_off(&msg);
-                Err(msg)
-            }
-            Err(RecvTimeoutError::Disconnected) => Err("the calendar thread stopped".to_string()),
         }
     }
 
-    pub fn format(&self, t: i64) -> Result<String, String> {
+    pub fn format(&self, t: i64) -> Result<String, CalendarError> {
         self.call(&format!("format({t})"), |tx| Req::Format(t, tx))
     }
 
-    pub fn parse(&self, text: &str) -> Result<i64, String> {
+    pub fn parse(&self, text: &str) -> Result<i64, CalendarError> {
         self.call(&format!("parse({text:?})"), |tx| {
             Req::Parse(text.to_string(), tx)
         })
@@ -149,42 +164,37 @@ fn finish<'js>(
     called: rquickjs::Result<Value<'js>>,
 ) -> Result<Value<'js>, Failure> {
     let late = || Instant::now() >= deadline;
-    let slow = || Failure {
-        msg: too_slow(name, what),
-        off: true,
-    };
-    let script_err = |msg: String| Failure { msg, off: false };
+    let slow = || Failure::Slow(what.to_string());
     let v = match called {
         Ok(v) => v,
         Err(_) if late() => return Err(slow()),
-        Err(e) => return Err(script_err(js::describe(ctx, e, name))),
+        Err(e) => return Err(Failure::Script(js::describe(ctx, e, name))),
     };
-    let mut check = js::until(deadline, || too_slow(name, what));
+    let mut check = js::until(deadline, slow);
     let v = match v.clone().into_promise() {
         Some(p) => {
-            let never = format!("{name}: {what} returned a promise that never settles");
-            match js::settle(ctx, &p, &mut check, &mut || Ok(false), &never) {
-                Ok(Ok(v)) => v,
-                Ok(Err(reason)) if !late() => {
-                    return Err(script_err(js::describe_value(reason, name)))
+            let never = || Failure::Script(format!("{what} returned a promise that never settles"));
+            match js::settle(ctx, &p, &mut check, &mut || Ok(false), never)? {
+                Ok(v) => v,
+                Err(reason) if !late() => {
+                    return Err(Failure::Script(js::describe_value(reason, name)))
                 }
-                Ok(Err(_)) => return Err(slow()),
-                Err(msg) => return Err(Failure { off: late(), msg }),
+                Err(_) => return Err(slow()),
             }
         }
         None => v,
     };
     // Jobs the call queued and left behind run now, within the same time.
-    loop {
-        check().map_err(|msg| Failure { msg, off: true })?;
-        if !ctx.execute_pending_job() {
-            break;
-        }
-    }
+    js::drain(ctx, &mut check)?;
     Ok(v)
 }
 
-fn worker(name: &str, source: &str, rx: mpsc::Receiver<ReqBox>, ready: Sender<Result<(), String>>) {
+fn worker(
+    name: &str,
+    source: &str,
+    rx: mpsc::Receiver<ReqBox>,
+    ready: Sender<Result<(), Failure>>,
+) {
     let limits = js::Limits {
         memory: 32 << 20,
         stack: 512 << 10,
@@ -193,14 +203,14 @@ fn worker(name: &str, source: &str, rx: mpsc::Receiver<ReqBox>, ready: Sender<Re
     let (rt, deadline) = match js::runtime(limits) {
         Ok(x) => x,
         Err(e) => {
-            let _ = ready.send(Err(e));
+            let _ = ready.send(Err(Failure::Script(e.to_string())));
             return;
         }
     };
     let ctx = match Context::full(&rt) {
         Ok(c) => c,
         Err(e) => {
-            let _ = ready.send(Err(e.to_string()));
+            let _ = ready.send(Err(Failure::Script(js::StartError(e).to_string())));
             return;
         }
     };
@@ -212,20 +222,23 @@ fn worker(name: &str, source: &str, rx: mpsc::Receiver<ReqBox>, ready: Sender<Re
         };
         let until = arm();
         let loaded = (|| {
-            let module = Module::declare(ctx.clone(), name, source).map_err(|e| js::describe(&ctx, e, name))?;
+            let script_err = |e| Failure::Script(js::describe(&ctx, e, name));
+            let module = Module::declare(ctx.clone(), name, source).map_err(script_err)?;
             let evaluated = module.eval();
             if evaluated.is_err() && Instant::now() >= until {
-                return Err(too_slow(name, "loading the module"));
+                return Err(Failure::Slow(LOADING.into()));
             }
-            let (module, promise) = evaluated.map_err(|e| js::describe(&ctx, e, name))?;
-            let never = format!("{name}: the module's top level awaits something that never settles");
-            let mut check = js::until(until, || too_slow(name, "loading the module"));
-            match js::settle(&ctx, &promise, &mut check, &mut || Ok(false), &never)? {
+            let (module, promise) = evaluated.map_err(script_err)?;
+            let never = || {
+                Failure::Script("the module's top level awaits something that never settles".into())
+            };
+            let mut check = js::until(until, || Failure::Slow(LOADING.into()));
+            match js::settle(&ctx, &promise, &mut check, &mut || Ok(false), never)? {
                 Ok(_) => {}
-                Err(_) if Instant::now() >= until => return Err(too_slow(name, "loading the module")),
-                Err(reason) => return Err(js::describe_value(reason, name)),
+                Err(_) if Instant::now() >= until => return Err(Failure::Slow(LOADING.into())),
+                Err(reason) => return Err(Failure::Script(js::describe_value(reason, name))),
             }
-            let ns = module.namespace().map_err(|e| js::describe(&ctx, e, name))?;
+            let ns = module.namespace().map_err(script_err)?;
             let pick = |key: &str| -> Option<Function> {
                 ns.get::<_, Function>(key).ok().or_else(|| {
                     ns.get::<_, rquickjs::Object>("default")
@@ -235,7 +248,9 @@ fn worker(name: &str, source: &str, rx: mpsc::Receiver<ReqBox>, ready: Sender<Re
             };
             match (pick("format"), pick("parse")) {
                 (Some(f), Some(p)) => Ok((f, p)),
-                _ => Err(format!("{name} must export format(instant) and parse(text)")),
+                _ => Err(Failure::Script(
+                    "the script must export format(instant) and parse(text)".into(),
+                )),
             }
         })();
         let (format, parse) = match loaded {
@@ -254,27 +269,31 @@ fn worker(name: &str, source: &str, rx: mpsc::Receiver<ReqBox>, ready: Sender<Re
                 Req::Format(t, reply) => {
                     let what = format!("format({t})");
                     let out = (|| {
-                        let big = BigInt::from_i64(ctx.clone(), t).map_err(|e| Failure { msg: e.to_string(), off: false })?;
+                        let big = BigInt::from_i64(ctx.clone(), t)
+                            .map_err(|e| Failure::Script(e.to_string()))?;
                         let v = finish(&ctx, name, &what, until, format.call((big,)))?;
                         v.as_string()
                             .and_then(|s| s.to_string().ok())
-                            .ok_or_else(|| Failure { msg: format!("{name}: format({t}) did not return a string"), off: false })
+                            .ok_or_else(|| {
+                                Failure::Script(format!("format({t}) did not return a string"))
+                            })
                     })();
                     let _ = reply.send(out);
                 }
                 Req::Parse(text, reply) => {
                     let what = format!("parse({text:?})");
                     let out = (|| {
-                        let v = finish(&ctx, name, &what, until, parse.call((text.as_str(),))).map_err(|f| {
-                            if f.off {
-                                f
-                            } else {
-                                Failure { msg: format!("cannot read {text:?} as a date: {}", f.msg), off: false }
-                            }
-                        })?;
-                        instant_of(&v).ok_or_else(|| Failure {
-                            msg: format!("{name}: parse({text:?}) must return a BigInt or an integer instant"),
-                            off: false,
+                        let v = finish(&ctx, name, &what, until, parse.call((text.as_str(),)))
+                            .map_err(|f| match f {
+                                Failure::Script(msg) => Failure::Script(format!(
+                                    "cannot read {text:?} as a date: {msg}"
+                                )),
+                                slow => slow,
+                            })?;
+                        instant_of(&v).ok_or_else(|| {
+                            Failure::Script(format!(
+                                "parse({text:?}) must return a BigInt or an integer instant"
+                            ))
                         })
                     })();
                     let _ = reply.send(out);
@@ -323,12 +342,16 @@ export function parse(text) {
         let c = Custom::new("days.js", DAYS).unwrap();
         assert_eq!(c.format(86_400 * 3).unwrap(), "Day 3");
         assert_eq!(c.parse("Day -2").unwrap(), -172_800);
-        let e = c.parse("Tuesday").unwrap_err();
+        let e = c.parse("Tuesday").unwrap_err().to_string();
         assert!(
             e.contains("expected 'Day N'") && e.contains("line 9"),
             "{e}"
         );
-        assert!(c.format(5).unwrap_err().contains("not a whole day"));
+        assert!(c
+            .format(5)
+            .unwrap_err()
+            .to_string()
+            .contains("not a whole day"));
     }
 
     #[test]
@@ -336,9 +359,13 @@ export function parse(text) {
         assert!(
             Custom::new("x.js", "export function format(t) { return ''; }")
                 .unwrap_err()
-                .contains("must export")
+                .to_string()
+                .contains("world-engine/x.js: the script must export")
         );
-        let e = Custom::new("y.js", "export function format(t) {\n  return (;\n}").unwrap_err();
+        let e = Custom::new("y.js", "export function format(t) {\n  return (;\n}")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("custom calendar world-engine/y.js: "), "{e}");
         assert!(e.contains("SyntaxError") && e.contains("line 2"), "{e}");
         let looping = Custom::new(
             "z.js",
@@ -348,14 +375,18 @@ export function parse(text) {
         let t0 = Instant::now();
         let e = looping.format(0).unwrap_err();
         assert!(
+            matches!(&e, CalendarError::TooSlow { script, what } if script == "z.js" && what == "format(0)")
+        );
+        let e = e.to_string();
+        assert!(
             e.contains("world-engine/z.js") && e.contains("format(0)") && e.contains("250 ms"),
             "{e}"
         );
         assert!(t0.elapsed() < Duration::from_secs(2));
         // Off from then on: later calls fail at once with the same message.
         let t1 = Instant::now();
-        assert_eq!(looping.parse("x").unwrap_err(), e);
-        assert_eq!(looping.format(5).unwrap_err(), e);
+        assert_eq!(looping.parse("x").unwrap_err().to_string(), e);
+        assert_eq!(looping.format(5).unwrap_err().to_string(), e);
         assert!(t1.elapsed() < Duration::from_millis(50));
     }
 
@@ -367,7 +398,7 @@ export function parse(text) {
         )
         .unwrap();
         let t0 = Instant::now();
-        let e = flood.format(0).unwrap_err();
+        let e = flood.format(0).unwrap_err().to_string();
         assert!(
             e.contains("world-engine/flood.js") && e.contains("off"),
             "{e}"
@@ -378,14 +409,14 @@ export function parse(text) {
             "export function format(t) { return 'x'; }\nexport async function parse(s) { for (;;) await null; }",
         )
         .unwrap();
-        let e = chains.parse("x").unwrap_err();
+        let e = chains.parse("x").unwrap_err().to_string();
         assert!(e.contains("chain.js") && e.contains("parse"), "{e}");
         let never = Custom::new(
             "never.js",
             "export function format(t) { return 'x'; }\nexport async function parse(s) { await new Promise(() => {}); }",
         )
         .unwrap();
-        let e = never.parse("x").unwrap_err();
+        let e = never.parse("x").unwrap_err().to_string();
         assert!(e.contains("never settles"), "{e}");
         assert_eq!(
             never.format(1).unwrap(),
@@ -397,7 +428,8 @@ export function parse(text) {
             "top.js",
             "function l() { queueMicrotask(l); queueMicrotask(l); }\nl();\nawait new Promise(() => {});\nexport function format(t) { return ''; }\nexport function parse(s) { return 0; }",
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("top.js") && e.contains("loading"), "{e}");
         assert!(t0.elapsed() < Duration::from_secs(1), "{:?}", t0.elapsed());
     }

@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 
+use super::CalendarError;
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Piece {
     Lit(String),
@@ -102,10 +104,11 @@ pub fn read(
     kind: &dyn Fn(&str) -> TokenKind,
     optional: &dyn Fn(&str) -> bool,
     expected: &str,
-) -> Result<BTreeMap<String, i128>, String> {
+) -> Result<BTreeMap<String, i128>, CalendarError> {
     let text = input.trim();
-    let fail = |why: String| {
-        format!("cannot read {input:?} as a date: {why}; expected the form {expected:?}")
+    let fail = |why: String| CalendarError::Unreadable {
+        text: input.to_string(),
+        why: format!("{why}; expected the form {expected:?}"),
     };
     let mut pos = 0usize;
     let mut out = BTreeMap::new();

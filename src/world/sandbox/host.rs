@@ -124,16 +124,13 @@ impl Host {
                 let text = text
                     .as_str()
                     .ok_or_else(|| WorldError::invalid("world.time.parse needs a string"))?;
-                Ok(json!(st
-                    .calendar
-                    .parse(text)
-                    .map_err(WorldError::Invalid)?
-                    .to_string()))
+                Ok(json!(st.calendar.parse(text)?.to_string()))
             }
-            "time.format" => Ok(json!(st
-                .calendar
-                .format(self.instant(&st, &arg(0), "the instant")?)
-                .map_err(WorldError::Invalid)?)),
+            "time.format" => Ok(json!(st.calendar.format(self.instant(
+                &st,
+                &arg(0),
+                "the instant"
+            )?)?)),
             "time.now" => Ok(json!(self.now.to_string())),
             "subject.get" => {
                 let (at, depth) = self.read_opts(&st, &arg(1))?;
@@ -256,7 +253,7 @@ impl Host {
                 .as_str()
                 .and_then(|s| s.parse().ok())
                 .ok_or_else(|| WorldError::invalid(format!("{what} does not fit a 64-bit instant"))),
-            Value::String(s) => st.calendar.parse(s).map_err(WorldError::Invalid),
+            Value::String(s) => Ok(st.calendar.parse(s)?),
             other => Err(WorldError::invalid(format!(
                 "{what} must be a BigInt instant, an integer, or a date in the project calendar (e.g. {:?}), not {}",
                 st.calendar.format_lossy(self.now),

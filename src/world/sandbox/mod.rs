@@ -3,7 +3,7 @@
 //! - a memory cap, a stack cap and a deadline (5 s read-only, 15 s read-write) that bounds
 //!   everything the script causes: its bytecode (QuickJS's interrupt handler really stops a CPU
 //!   loop), the job queue (promise reactions and microtasks, checked between jobs by
-//!   [`js::settle`]), every host call (refused once the time is up) and each SQLite statement
+//!   [`crate::js::settle`]), every host call (refused once the time is up) and each SQLite statement
 //!   a host call runs (a progress handler aborts it at the deadline);
 //! - no file, network or process access: the context has only the language built-ins plus
 //!   `world` and `console` (QuickJS's std/os modules are not loaded);
@@ -23,11 +23,8 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use rquickjs::context::intrinsic;
-use rquickjs::context::EvalOptions;
 use rquickjs::{
-    Array, Context, Ctx, Exception, Function, Module, Promise, Runtime, Value as JsValue,
-    WriteOptions,
+    Array, Ctx, Exception, Function, Module, Promise, Runtime, Value as JsValue, WriteOptions,
 };
 use rusqlite::Connection;
 use serde_json::Value;
@@ -38,14 +35,35 @@ use host::Host;
 use super::embed::EmbedConfig;
 use super::index::Pending;
 use super::issues::{self, Issue};
-use super::js;
 use super::write::Change;
-use super::World;
+use super::{World, WorldError};
+use crate::js;
 
 const PRELUDE: &str = include_str!("prelude.js");
 const FILE: &str = "script.js";
 /// A script whose promise is pending with no job left to run: nothing can ever settle it.
 pub const NEVER_SETTLED: &str = "the script's promise never settled: it awaits something nothing resolves (world calls settle at once; check for a promise whose resolve is never called)";
+
+/// Why a script produced no outcome. Nothing it wrote stays: the caller rolls back.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The script threw, or was stopped by a limit (the message says which and what the
+    /// script was doing), with the line in the script where known.
+    #[error("{0}")]
+    Failed(String),
+    #[error("the result is {chars} characters of JSON, more than the {limit} allowed; return less (a summary, fewer fields, or ids to read later)")]
+    ResultTooLarge { chars: usize, limit: usize },
+    #[error("the result is not valid JSON: {0}")]
+    ResultNotJson(#[source] serde_json::Error),
+    #[error(transparent)]
+    Start(#[from] js::StartError),
+    /// Reading the world before the script ran failed.
+    #[error(transparent)]
+    World(#[from] WorldError),
+    /// A fault of nbook's own (the world API failed to load), not of the script.
+    #[error("internal: {0}")]
+    Internal(String),
+}
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -93,7 +111,7 @@ pub fn run(
     code: &str,
     opts: &Options,
     embedding: Result<EmbedConfig, String>,
-) -> (Connection, Result<Outcome, String>) {
+) -> (Connection, Result<Outcome, ScriptError>) {
     let started = Instant::now();
     let deadline = started + opts.time_limit;
     // A single slow query (a huge scan, a runaway recursive view) is bounded by the same
@@ -104,7 +122,7 @@ pub fn run(
         Ok(p) => p,
         Err(e) => {
             conn.progress_handler(0, None::<fn() -> bool>);
-            return (conn, Err(e.to_string()));
+            return (conn, Err(e.into()));
         }
     };
     let host = Rc::new(RefCell::new(Host::new(
@@ -138,19 +156,12 @@ pub fn run(
     (conn, outcome)
 }
 
-fn options(file: &str) -> EvalOptions {
-    let mut o = EvalOptions::default();
-    o.filename = Some(file.into());
-    o.strict = true;
-    o
-}
-
 fn execute(
     host: &Rc<RefCell<Host>>,
     code: &str,
     opts: &Options,
     started: Instant,
-) -> Result<Value, String> {
+) -> Result<Value, ScriptError> {
     let limits = js::Limits {
         memory: opts.memory_limit,
         stack: 512 << 10,
@@ -158,7 +169,7 @@ fn execute(
     };
     let (rt, deadline) = js::runtime(limits)?;
     deadline.set(Some(started + opts.time_limit));
-    let ctx = context(&rt).map_err(|e| format!("cannot start the JavaScript engine: {e}"))?;
+    let ctx = js::context(&rt)?;
     let timed_out = || started.elapsed() >= opts.time_limit;
     let limit_msg = |what: String| {
         if timed_out() {
@@ -172,57 +183,53 @@ fn execute(
             } else {
                 format!("{} ms", opts.time_limit.as_millis())
             };
-            format!("the script ran longer than the {limit} limit for {kind} scripts and was stopped ({what})")
+            ScriptError::Failed(format!("the script ran longer than the {limit} limit for {kind} scripts and was stopped ({what})"))
         } else {
-            what
+            ScriptError::Failed(what)
         }
     };
-    ctx.with(|ctx| -> Result<Value, String> {
-        let (world, console, result) = prelude(&ctx, host.clone(), opts.access).map_err(|e| format!("internal: the world API failed to load: {e}"))?;
+    ctx.with(|ctx| -> Result<Value, ScriptError> {
+        let (world, console, result) = prelude(&ctx, host.clone(), opts.access)
+            .map_err(|e| ScriptError::Internal(format!("the world API failed to load: {e}")))?;
         // The body is wrapped on the same first line, so line numbers are the script's own.
         let wrapped = format!("(async function (world, console) {{ \"use strict\"; {code}\n}})");
         let f: Function = ctx
-            .eval_with_options(wrapped, options(FILE))
+            .eval_with_options(wrapped, js::options(FILE))
             .map_err(|e| limit_msg(js::describe(&ctx, e, FILE)))?;
-        let v: JsValue = f.call((world, console)).map_err(|e| limit_msg(js::describe(&ctx, e, FILE)))?;
-        let promise: Promise = v.into_promise().ok_or("internal: the script did not return a promise")?;
+        let v: JsValue = f
+            .call((world, console))
+            .map_err(|e| limit_msg(js::describe(&ctx, e, FILE)))?;
+        let promise: Promise = v
+            .into_promise()
+            .ok_or_else(|| ScriptError::Internal("the script did not return a promise".into()))?;
         let deadline = started + opts.time_limit;
-        let mut check = js::until(deadline, || limit_msg("it kept queuing promise jobs".into()));
-        let settled = js::settle(&ctx, &promise, &mut check, &mut || Ok(false), NEVER_SETTLED)?;
+        let mut check = js::until(deadline, || {
+            limit_msg("it kept queuing promise jobs".into())
+        });
+        let never = || ScriptError::Failed(NEVER_SETTLED.into());
+        let settled = js::settle(&ctx, &promise, &mut check, &mut || Ok(false), never)?;
         let v = match settled {
             Ok(v) => v,
             Err(reason) => return Err(limit_msg(js::describe_value(reason, FILE))),
         };
-        let json: Option<String> = result
-            .call((v,))
-            .map_err(|e| limit_msg(format!("the result cannot be turned into JSON: {}", js::describe(&ctx, e, FILE))))?;
-        let Some(json) = json else { return Ok(Value::String("done".into())) };
+        let json: Option<String> = result.call((v,)).map_err(|e| {
+            limit_msg(format!(
+                "the result cannot be turned into JSON: {}",
+                js::describe(&ctx, e, FILE)
+            ))
+        })?;
+        let Some(json) = json else {
+            return Ok(Value::String("done".into()));
+        };
         let n = json.chars().count();
         if n > opts.result_limit {
-            return Err(format!(
-                "the result is {n} characters of JSON, more than the {} allowed; return less (a summary, fewer fields, or ids to read later)",
-                opts.result_limit
-            ));
+            return Err(ScriptError::ResultTooLarge {
+                chars: n,
+                limit: opts.result_limit,
+            });
         }
-        serde_json::from_str(&json).map_err(|e| format!("the result is not valid JSON: {e}"))
+        serde_json::from_str(&json).map_err(ScriptError::ResultNotJson)
     })
-}
-
-/// The language built-ins scripts get. Not TypedArrays (binary data has no use in world
-/// scripts, and leaving them out makes a context ~40% cheaper to start), not WeakRef/DOM.
-type Intrinsics = (
-    intrinsic::Date,
-    intrinsic::Eval,
-    intrinsic::RegExpCompiler,
-    intrinsic::RegExp,
-    intrinsic::Json,
-    intrinsic::Proxy,
-    intrinsic::MapSet,
-    intrinsic::Promise,
-);
-
-fn context(rt: &Runtime) -> rquickjs::Result<Context> {
-    Context::custom::<Intrinsics>(rt)
 }
 
 /// The prelude compiled once to QuickJS bytecode: loading it is ~6x cheaper than parsing it
@@ -232,7 +239,7 @@ fn prelude_bytecode() -> Result<&'static [u8], String> {
     BYTES
         .get_or_init(|| {
             let rt = Runtime::new().map_err(|e| e.to_string())?;
-            let ctx = context(&rt).map_err(|e| e.to_string())?;
+            let ctx = js::context(&rt).map_err(|e| e.to_string())?;
             ctx.with(|ctx| {
                 let src = format!(
                     "export default {}",
