@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::charset;
 use super::html::html_to_text;
 use super::ssrf::{check_url, precheck_url};
 use super::{
@@ -183,7 +184,12 @@ impl Tool for WebFetch {
                 fetched.final_url, fetched.content_type
             )));
         }
-        let text = String::from_utf8_lossy(&fetched.body).into_owned();
+        let host = reqwest::Url::parse(&fetched.final_url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        let decoded = charset::decode(&fetched.body, &fetched.content_type, is_html, &host);
+        let text = decoded.text;
         let (title, mut content, format) = if is_html {
             let (t, c) = html_to_text(&text);
             (t, c, "markdown")
@@ -203,6 +209,8 @@ impl Tool for WebFetch {
             out["title"] = json!(t);
         }
         out["contentType"] = json!(fetched.content_type);
+        out["charset"] = json!(decoded.charset);
+        out["charsetSource"] = json!(decoded.source);
         out["fetchedAt"] = json!(now_rfc3339());
         out["content"] = json!(content);
         out["contentFormat"] = json!(format);

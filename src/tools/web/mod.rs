@@ -8,19 +8,21 @@
 //! send (`Tool::egress`).
 //!
 //! Split by responsibility: `ssrf` (which addresses may be reached), `fetch` (web_fetch),
-//! `html` (HTML to readable text), `search` (web_search and its providers).
+//! `charset` (which charset a page's bytes are in), `html` (HTML to readable text), `search`
+//! (web_search and its providers).
 
 use std::time::Duration;
 
 use crate::engine::tool::ToolError;
 
+mod charset;
 mod fetch;
 mod html;
 mod search;
 mod ssrf;
 
 pub use fetch::WebFetch;
-pub use html::{decode_entities, html_to_text};
+pub use html::html_to_text;
 pub use search::{WebSearch, DEFAULT_SEARCH_ORDER};
 pub use ssrf::{blocked_reason, embedded_ipv4};
 
