@@ -31,20 +31,13 @@ pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 pub const MAX_CONTENT_CHARS: usize = 20_000;
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
 pub const SEARCH_TIMEOUT: Duration = Duration::from_secs(20);
-/// Run a future on its own thread with a small runtime (tools are synchronous).
+/// Run a request future on the shared network runtime (tools are synchronous).
 fn run_async<T: Send + 'static>(
     fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
 ) -> Result<T, ToolError> {
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-        rt.block_on(fut)
-    })
-    .join()
-    .map_err(|_| ToolError::failed("the web request crashed"))?
-    .map_err(ToolError::Failed)
+    crate::net::runtime::block_on(fut)
+        .map_err(|e| ToolError::failed(e.to_string()))?
+        .map_err(ToolError::Failed)
 }
 
 fn now_rfc3339() -> String {

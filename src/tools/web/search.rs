@@ -145,12 +145,10 @@ async fn search_tavily(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String
         }
     }
     let url = format!("{}/search", p.base);
-    let client = reqwest::Client::builder()
-        .timeout(SEARCH_TIMEOUT)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let resp = client
+    let resp = crate::net::http::client()
+        .map_err(|e| e.to_string())?
         .post(&url)
+        .timeout(SEARCH_TIMEOUT)
         .bearer_auth(&p.key)
         .json(&body)
         .send()
@@ -225,12 +223,10 @@ fn brave_params(r: &SearchReq) -> Vec<(&'static str, String)> {
 async fn search_brave(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String> {
     let params = brave_params(r);
     let url = format!("{}/res/v1/web/search", p.base);
-    let client = reqwest::Client::builder()
-        .timeout(SEARCH_TIMEOUT)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let resp = client
+    let resp = crate::net::http::client()
+        .map_err(|e| e.to_string())?
         .get(&url)
+        .timeout(SEARCH_TIMEOUT)
         .query(&params)
         .header("accept", "application/json")
         .header("x-subscription-token", &p.key)

@@ -35,12 +35,12 @@ use serde_json::Value;
 pub use host::Access;
 use host::Host;
 
-use super::embed::EmbedConfig;
 use super::index::Pending;
 use super::issues::{self, Issue};
 use super::js;
 use super::write::Change;
 use super::World;
+use crate::net::embed::EmbedConfig;
 
 const PRELUDE: &str = include_str!("prelude.js");
 const FILE: &str = "script.js";
