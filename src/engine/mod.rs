@@ -223,7 +223,8 @@ impl Engine {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Ok(());
         };
-        let mut st = self.state();
+        // Logs are recovered and read without the state lock; only the inserts take it.
+        let mut loaded = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
@@ -241,16 +242,17 @@ impl Engine {
                     .profiles
                     .get(&info.profile)
                     .unwrap_or_else(|| Arc::new(missing_profile(&info.profile)));
-                st.sessions.insert(
-                    info.id.clone(),
-                    SessionRt {
-                        info,
-                        custom,
-                        profile,
-                        log: Arc::new(LogWriter::lazy(path)),
-                    },
-                );
+                loaded.push(SessionRt {
+                    info,
+                    custom,
+                    profile,
+                    log: Arc::new(LogWriter::lazy(path)),
+                });
             }
+        }
+        let mut st = self.state();
+        for s in loaded {
+            st.sessions.insert(s.info.id.clone(), s);
         }
         Ok(())
     }
