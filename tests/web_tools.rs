@@ -236,6 +236,62 @@ async fn fetch_turns_html_into_readable_text() {
     assert_eq!(s.log.lock().unwrap()[0].method, "GET");
 }
 
+/// Chinese and Japanese pages in their own charsets, declared in the header, in a `<meta>`,
+/// or not at all, come out as the text they are.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_decodes_gbk_shift_jis_and_utf8_pages() {
+    const ZH: &str = "盐铁之利，古今所重。汉武帝时，桑弘羊主持盐铁官营，天下之盐皆归于官。";
+    const JA: &str = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。何でも薄暗いじめじめした所でニャーニャー泣いていた事だけは記憶している。";
+    let page = |title: &str, meta: &str, body: &str| {
+        format!("<html><head>{meta}<title>{title}</title></head><body><p>{body}</p></body></html>")
+    };
+    let s = serve(move |req, _| {
+        let html = |ct: &str, bytes: Vec<u8>| (200, vec![h("content-type", ct)], bytes);
+        match req.target.as_str() {
+            "/gbk" => html(
+                "text/html; charset=GBK",
+                encoding_rs::GBK
+                    .encode(&page("盐铁论", "", ZH))
+                    .0
+                    .into_owned(),
+            ),
+            "/sjis-meta" => html(
+                "text/html",
+                encoding_rs::SHIFT_JIS
+                    .encode(&page("吾輩は猫である", "<meta charset=\"Shift_JIS\">", JA))
+                    .0
+                    .into_owned(),
+            ),
+            "/sjis-bare" => html(
+                "text/html",
+                encoding_rs::SHIFT_JIS
+                    .encode(&page("吾輩は猫である", "", JA))
+                    .0
+                    .into_owned(),
+            ),
+            "/utf8" => html(
+                "text/html; charset=utf-8",
+                page("盐铁论", "", ZH).into_bytes(),
+            ),
+            _ => (404, vec![], vec![]),
+        }
+    });
+    let f = fixture(allow_local());
+    for (path, title, text, charset) in [
+        ("/gbk", "盐铁论", ZH, "GBK"),
+        ("/sjis-meta", "吾輩は猫である", JA, "Shift_JIS"),
+        ("/sjis-bare", "吾輩は猫である", JA, "Shift_JIS"),
+        ("/utf8", "盐铁论", ZH, "UTF-8"),
+    ] {
+        let url = format!("http://127.0.0.1:{}{path}", s.port);
+        let r = call(&f, "web_fetch", json!({"url": url})).await;
+        let d = ok(&r);
+        assert_eq!(d["title"], json!(title), "{path}");
+        assert_eq!(d["content"], json!(text), "{path}");
+        assert_eq!(d["charset"], json!(charset), "{path}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fetch_follows_up_to_five_redirects() {
     let s = pages();

@@ -1,6 +1,9 @@
 //! Background jobs (a workflow run, a background `invoke_agent`, a background `bash`): one
-//! durable JSON file per job in `.nbook/agent/jobs/<id>.json`, rewritten atomically on every
-//! change, with the live cancellation token kept in memory. Jobs that were running or waiting
+//! durable JSON file per job in `.nbook/agent/jobs/<id>.json`, rewritten atomically (fsynced),
+//! with the live cancellation token kept in memory. Start, status changes, the end and
+//! delivery are written at once; progress and detail reports are coalesced — written at most
+//! every [`PROGRESS_INTERVAL`], the last one by a timer — while subscribers see every one.
+//! After a crash a job file holds at worst slightly older progress, never a lost end. Jobs that were running or waiting
 //! when the last process stopped are `interrupted` on open — never silently resumed.
 //!
 //! The store only records; whoever runs the job (the agent host, the workflow runner, bash)
@@ -8,7 +11,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -148,15 +153,47 @@ pub struct JobStart {
     pub preview: Option<String>,
 }
 
+/// Progress and detail of one job reach its file at most this often.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(200);
+
 struct Live {
     record: JobRecord,
     cancel: CancellationToken,
+    /// When the file was last written (`None`: not by this process).
+    written_at: Option<Instant>,
+    /// The record holds a coalesced change the file does not have yet.
+    dirty: bool,
+    /// A timer will write the dirty record.
+    flush_scheduled: bool,
 }
+
+impl Live {
+    fn loaded(record: JobRecord) -> Live {
+        Live {
+            record,
+            cancel: CancellationToken::new(),
+            written_at: None,
+            dirty: false,
+            flush_scheduled: false,
+        }
+    }
+}
+
+type Jobs = Mutex<BTreeMap<u64, Live>>;
 
 pub struct JobStore {
     dir: PathBuf,
-    jobs: Mutex<BTreeMap<u64, Live>>,
+    jobs: Arc<Jobs>,
     events: broadcast::Sender<JobSnapshot>,
+    /// Job files written by this store (coalescing is measured by it).
+    writes: Arc<AtomicU64>,
+}
+
+/// Whether a change must reach the disk at once or may wait for the next write.
+#[derive(Clone, Copy, PartialEq)]
+enum Durability {
+    Now,
+    Coalesced,
 }
 
 impl JobStore {
@@ -178,10 +215,7 @@ impl JobStore {
                         continue;
                     }
                 };
-                let mut live = Live {
-                    record,
-                    cancel: CancellationToken::new(),
-                };
+                let mut live = Live::loaded(record);
                 if recover && !live.record.snapshot.status.is_final() {
                     live.record.snapshot.status = JobStatus::Interrupted;
                     live.record.snapshot.ended_at = Some(now_rfc3339());
@@ -197,13 +231,14 @@ impl JobStore {
         let (events, _) = broadcast::channel(1024);
         JobStore {
             dir: dir.to_path_buf(),
-            jobs: Mutex::new(jobs),
+            jobs: Arc::new(Mutex::new(jobs)),
             events,
+            writes: Arc::default(),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Live>> {
-        self.jobs.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.jobs)
     }
 
     /// Changes to any job (the TUI's Jobs view follows this).
@@ -246,6 +281,7 @@ impl JobStore {
             detail: None,
         };
         write_record(&self.dir, &record)?;
+        self.writes.fetch_add(1, Ordering::Relaxed);
         let cancel = CancellationToken::new();
         let snap = record.snapshot.clone();
         jobs.insert(
@@ -253,6 +289,9 @@ impl JobStore {
             Live {
                 record,
                 cancel: cancel.clone(),
+                written_at: Some(Instant::now()),
+                dirty: false,
+                flush_scheduled: false,
             },
         );
         drop(jobs);
@@ -260,16 +299,48 @@ impl JobStore {
         Ok((id, cancel))
     }
 
-    /// Change a job and persist it. Changes to a finished job are ignored (a late progress
-    /// report after a cancel must not resurrect it), except delivery bookkeeping.
-    fn update(&self, id: &str, f: impl FnOnce(&mut JobRecord)) -> Result<JobSnapshot, JobError> {
+    /// Change a job and persist it: at once, or (`Coalesced`) when the last write is at
+    /// least [`PROGRESS_INTERVAL`] old, else by a timer. Changes to a finished job are
+    /// ignored (a late progress report after a cancel must not resurrect it), except delivery
+    /// bookkeeping.
+    fn update(
+        &self,
+        id: &str,
+        durability: Durability,
+        f: impl FnOnce(&mut JobRecord),
+    ) -> Result<JobSnapshot, JobError> {
         let mut jobs = self.lock();
-        let live = job_number_of(id)
-            .and_then(|n| jobs.get_mut(&n))
+        let n = job_number_of(id).ok_or_else(|| JobError::Unknown(id.to_string()))?;
+        let live = jobs
+            .get_mut(&n)
             .ok_or_else(|| JobError::Unknown(id.to_string()))?;
         let mut next = live.record.clone();
         f(&mut next);
-        write_record(&self.dir, &next)?;
+        let due = live
+            .written_at
+            .map(|t| t + PROGRESS_INTERVAL)
+            .filter(|due| durability == Durability::Coalesced && *due > Instant::now());
+        match due {
+            Some(due) => {
+                live.dirty = true;
+                if !live.flush_scheduled {
+                    live.flush_scheduled = self.flush_at(n, due);
+                }
+                if !live.flush_scheduled {
+                    // No timer to be had: write now rather than leave the change unwritten.
+                    write_record(&self.dir, &next)?;
+                    self.writes.fetch_add(1, Ordering::Relaxed);
+                    live.written_at = Some(Instant::now());
+                    live.dirty = false;
+                }
+            }
+            None => {
+                write_record(&self.dir, &next)?;
+                self.writes.fetch_add(1, Ordering::Relaxed);
+                live.written_at = Some(Instant::now());
+                live.dirty = false;
+            }
+        }
         live.record = next;
         let snap = live.record.snapshot.clone();
         drop(jobs);
@@ -277,8 +348,36 @@ impl JobStore {
         Ok(snap)
     }
 
+    /// Write job `n`'s record at `due` if it is still dirty then. False when no timer can be
+    /// set (the shared runtime would not start).
+    fn flush_at(&self, n: u64, due: Instant) -> bool {
+        let Ok(rt) = crate::net::runtime::handle() else {
+            return false;
+        };
+        let (jobs, dir, writes): (Weak<Jobs>, PathBuf, Arc<AtomicU64>) = (
+            Arc::downgrade(&self.jobs),
+            self.dir.clone(),
+            self.writes.clone(),
+        );
+        rt.spawn(async move {
+            tokio::time::sleep_until(due.into()).await;
+            let Some(jobs) = jobs.upgrade() else { return };
+            let mut jobs = lock(&jobs);
+            if let Some(live) = jobs.get_mut(&n) {
+                live.flush_scheduled = false;
+                flush(&dir, live, &writes);
+            }
+        });
+        true
+    }
+
+    /// The number of job files this store has written.
+    pub fn disk_writes(&self) -> u64 {
+        self.writes.load(Ordering::Relaxed)
+    }
+
     pub fn progress(&self, id: &str, progress: JobProgress) -> Result<(), JobError> {
-        self.update(id, |r| {
+        self.update(id, Durability::Coalesced, |r| {
             if !r.snapshot.status.is_final() {
                 r.snapshot.progress = Some(progress);
             }
@@ -296,7 +395,7 @@ impl JobStore {
         if self.get(id).is_some_and(|r| r.snapshot.status == target) {
             return Ok(());
         }
-        self.update(id, |r| {
+        self.update(id, Durability::Now, |r| {
             if !r.snapshot.status.is_final() {
                 r.snapshot.status = if waiting {
                     JobStatus::Waiting
@@ -309,7 +408,8 @@ impl JobStore {
     }
 
     pub fn set_detail(&self, id: &str, detail: Value) -> Result<(), JobError> {
-        self.update(id, |r| r.detail = Some(detail)).map(|_| ())
+        self.update(id, Durability::Coalesced, |r| r.detail = Some(detail))
+            .map(|_| ())
     }
 
     /// The job ended. A job already cancelled stays cancelled whatever its runner reports.
@@ -319,7 +419,7 @@ impl JobStore {
         outcome: Result<Value, String>,
     ) -> Result<JobSnapshot, JobError> {
         let cancelled = self.token(id).is_some_and(|t| t.is_cancelled());
-        self.update(id, |r| {
+        self.update(id, Durability::Now, |r| {
             if r.snapshot.status.is_final() {
                 return;
             }
@@ -347,7 +447,7 @@ impl JobStore {
         status: DeliveryStatus,
         error: Option<String>,
     ) -> Result<(), JobError> {
-        self.update(id, |r| {
+        self.update(id, Durability::Now, |r| {
             r.snapshot.delivery_status = status;
             r.snapshot.delivery_error = error;
         })
@@ -401,6 +501,36 @@ impl JobStore {
             .filter(|s| owner.is_none() || s.owner_session_id.as_deref() == owner)
             .filter(|s| status.is_none_or(|st| s.status == st))
             .collect()
+    }
+}
+
+impl Drop for JobStore {
+    /// Write what the timers have not written yet.
+    fn drop(&mut self) {
+        let mut jobs = self.lock();
+        for live in jobs.values_mut() {
+            flush(&self.dir, live, &self.writes);
+        }
+    }
+}
+
+fn lock(jobs: &Jobs) -> std::sync::MutexGuard<'_, BTreeMap<u64, Live>> {
+    jobs.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Write a job's record if it holds a change its file does not have.
+fn flush(dir: &Path, live: &mut Live, writes: &AtomicU64) {
+    if !live.dirty {
+        return;
+    }
+    match write_record(dir, &live.record) {
+        Ok(()) => {
+            writes.fetch_add(1, Ordering::Relaxed);
+            live.dirty = false;
+            live.written_at = Some(Instant::now());
+        }
+        // Kept dirty: the next write of this job carries the change.
+        Err(e) => tracing::warn!("{e}"),
     }
 }
 
@@ -487,6 +617,86 @@ mod tests {
         ));
         assert_eq!(store.list(Some("1"), Some(JobStatus::Cancelled)).len(), 1);
         assert!(store.list(Some("2"), None).is_empty());
+    }
+
+    fn on_disk(dir: &Path, id: &str) -> JobRecord {
+        serde_json::from_slice(&std::fs::read(dir.join(format!("{id}.json"))).expect("read"))
+            .expect("parse")
+    }
+
+    #[test]
+    fn progress_is_coalesced_and_transitions_are_written_at_once() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let store = JobStore::open(dir.path(), true);
+        let mut events = store.subscribe();
+        let (id, _) = start(&store, Some("1"));
+        let started = store.disk_writes();
+        for done in 1..=100 {
+            let p = JobProgress {
+                phase: None,
+                done,
+                total: 100,
+            };
+            store.progress(&id, p).expect("progress");
+        }
+        // Subscribers and readers see every report; the file gets at most a few.
+        let mut seen = 0;
+        while events.try_recv().is_ok() {
+            seen += 1;
+        }
+        assert_eq!(seen, 101, "start + 100 reports");
+        assert_eq!(store.get(&id).unwrap().snapshot.progress.unwrap().done, 100);
+        assert!(
+            store.disk_writes() - started <= 2,
+            "{}",
+            store.disk_writes()
+        );
+        // The last report reaches the file by the timer.
+        std::thread::sleep(PROGRESS_INTERVAL * 3);
+        assert_eq!(
+            on_disk(dir.path(), &id).snapshot.progress.unwrap().done,
+            100
+        );
+        // A status change is on disk when the call returns, progress with it.
+        let p = JobProgress {
+            phase: Some("last".into()),
+            done: 7,
+            total: 7,
+        };
+        store.progress(&id, p).expect("progress");
+        store.set_waiting(&id, true).expect("waiting");
+        let file = on_disk(dir.path(), &id);
+        assert_eq!(file.snapshot.status, JobStatus::Waiting);
+        assert_eq!(
+            file.snapshot.progress.unwrap().phase.as_deref(),
+            Some("last")
+        );
+        // So is the end, and nothing written later undoes it.
+        store.finish(&id, Ok(Value::Null)).expect("finish");
+        let p = JobProgress {
+            phase: None,
+            done: 1,
+            total: 1,
+        };
+        store.progress(&id, p).expect("late progress");
+        assert_eq!(
+            on_disk(dir.path(), &id).snapshot.status,
+            JobStatus::Completed
+        );
+        std::thread::sleep(PROGRESS_INTERVAL * 2);
+        let file = on_disk(dir.path(), &id);
+        assert_eq!(file.snapshot.status, JobStatus::Completed);
+        assert_eq!(file.snapshot.progress.unwrap().done, 7);
+        // A store dropped with a report still waiting writes it.
+        let (other, _) = start(&store, None);
+        store
+            .set_detail(&other, serde_json::json!({"log": ["x"]}))
+            .expect("detail");
+        drop(store);
+        assert_eq!(
+            on_disk(dir.path(), &other).detail,
+            Some(serde_json::json!({"log": ["x"]}))
+        );
     }
 
     #[test]

@@ -234,7 +234,9 @@ impl Engine {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             return Ok(());
         };
-        let mut st = self.state();
+        // Logs are recovered and read without the state lock; only the inserts take it.
+        let mut loaded = Vec::new();
+        let mut next_approval = 0;
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
@@ -246,25 +248,25 @@ impl Engine {
                 }
             }
             let Ok(read) = read_log(&path) else { continue };
-            st.next_approval = st
-                .next_approval
-                .max(session_log::highest_approval_number(&read.lines));
+            next_approval = next_approval.max(session_log::highest_approval_number(&read.lines));
             if let Some(info) = summarize(&read) {
                 let custom = Arc::new(custom_state(&read));
                 let profile = self
                     .profiles
                     .get(&info.profile)
                     .unwrap_or_else(|| Arc::new(missing_profile(&info.profile)));
-                st.sessions.insert(
-                    info.id.clone(),
-                    SessionRt {
-                        info,
-                        custom,
-                        profile,
-                        log: Arc::new(LogWriter::lazy(path)),
-                    },
-                );
+                loaded.push(SessionRt {
+                    info,
+                    custom,
+                    profile,
+                    log: Arc::new(LogWriter::lazy(path)),
+                });
             }
+        }
+        let mut st = self.state();
+        st.next_approval = st.next_approval.max(next_approval);
+        for s in loaded {
+            st.sessions.insert(s.info.id.clone(), s);
         }
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! Embedding vectors for the subject index: the [`Embedder`] seam and the configured
-//! OpenAI-compatible service behind it (`crate::world::embed`), the BLOB encoding of vectors
+//! OpenAI-compatible service behind it (`crate::net::embed`), the BLOB encoding of vectors
 //! (little-endian f32), similarity, and the in-process cache of a source's normalised vectors.
 //!
 //! The cache is keyed by index file, subject and source and holds the build stamp the vectors
@@ -23,19 +23,15 @@ pub trait Embedder {
 /// The embedding service of the config (`[embedding]` + `[providers.X]`).
 pub struct ConfiguredEmbedder {
     provider: String,
-    cfg: crate::world::embed::EmbedConfig,
+    cfg: crate::net::embed::EmbedConfig,
     timeout: Duration,
 }
 
 impl ConfiguredEmbedder {
     /// The configured service, or a message saying what to configure (no keyword fallback).
     pub fn from_config(config: &crate::config::Config) -> Result<ConfiguredEmbedder, String> {
-        let cfg = crate::world::embed::EmbedConfig::from_config(config).map_err(|e| {
-            match e.strip_prefix("world.search.text ") {
-                Some(rest) => format!("subject_rag_search {rest}"),
-                None => e,
-            }
-        })?;
+        let cfg = crate::net::embed::EmbedConfig::from_config(config, "subject_rag_search")
+            .map_err(|e| e.to_string())?;
         let provider = config
             .embedding
             .as_ref()
@@ -57,7 +53,9 @@ impl Embedder for ConfiguredEmbedder {
         &self.cfg.model
     }
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        self.cfg.embed(texts, self.timeout)
+        self.cfg
+            .embed(texts, self.timeout)
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -20,8 +20,8 @@ use serde_json::{json, Value};
 
 use crate::engine::profiles::WorldAccess;
 use crate::engine::tool::{HeldChange, Mutates, Staged, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::net::embed::EmbedConfig;
 use crate::store::changeset::{Changeset, ChangesetError, Recorder};
-use crate::world::embed::EmbedConfig;
 use crate::world::sandbox::{self, preview, Access, Options, Outcome};
 use crate::world::store::{SliceFilter, WorldStore};
 use crate::world::{pool, World};
@@ -176,7 +176,7 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
         &world,
         code,
         &Options::for_access(access),
-        EmbedConfig::from_config(&ctx.config),
+        EmbedConfig::from_config(&ctx.config, "world.search.text").map_err(|e| e.to_string()),
     );
     let out = match result {
         Ok(o) => o,

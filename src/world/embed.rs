@@ -1,7 +1,7 @@
 //! `world.search.text`: cosine top-k over the EmbeddingText items live at an instant (every
 //! item of an embedding list, the latest value of each key of an embedding record), with the
-//! query and any item without a stored vector of the configured model embedded by an
-//! OpenAI-compatible `/v1/embeddings` service (config `[embedding]` + `[providers.X]`).
+//! query and any item without a stored vector of the configured model embedded by the
+//! embedding client ([`crate::net::embed`], config `[embedding]` + `[providers.X]`).
 //! Without a configured service the search fails with a clear message — there is no keyword
 //! fallback, by design.
 
@@ -11,115 +11,7 @@ use serde_json::{json, Value};
 
 use super::store::WorldStore;
 use super::WorldError;
-use crate::config::Config;
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct EmbedConfig {
-    /// e.g. `http://127.0.0.1:8080/v1`; requests go to `<base_url>/embeddings`.
-    pub base_url: String,
-    pub model: String,
-    pub api_key: Option<String>,
-}
-
-impl EmbedConfig {
-    /// The embedding service from the config, or a message saying what to configure.
-    pub fn from_config(config: &Config) -> Result<EmbedConfig, String> {
-        let e = config.embedding.as_ref().ok_or(
-            "world.search.text needs an embedding service: add [embedding] provider = \"<name>\" and model = \"<model>\" to config.toml, with [providers.<name>] base_url = \"http://…/v1\" (any OpenAI-compatible /v1/embeddings server)",
-        )?;
-        let p = config.providers.get(&e.provider).ok_or_else(|| {
-            format!(
-                "[embedding] names the provider {:?}, but there is no [providers.{}] in the config",
-                e.provider, e.provider
-            )
-        })?;
-        let base_url = p
-            .base_url
-            .clone()
-            .filter(|u| !u.trim().is_empty())
-            .ok_or_else(|| format!("[providers.{}] needs a base_url for embeddings (e.g. \"http://127.0.0.1:8080/v1\")", e.provider))?;
-        let api_key = p
-            .api_key_env
-            .as_ref()
-            .and_then(|v| std::env::var(v).ok())
-            .filter(|k| !k.is_empty());
-        Ok(EmbedConfig {
-            base_url: base_url.trim_end_matches('/').to_string(),
-            model: e.model.clone(),
-            api_key,
-        })
-    }
-
-    /// Embed `texts` (one request). Runs the HTTP call on its own thread with its own small
-    /// runtime, so it works from sync code, blocking pools and async contexts alike.
-    pub fn embed(&self, texts: &[String], timeout: Duration) -> Result<Vec<Vec<f32>>, String> {
-        if texts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let (cfg, texts) = (self.clone(), texts.to_vec());
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-            rt.block_on(cfg.request(&texts, timeout))
-        })
-        .join()
-        .map_err(|_| "the embedding request crashed".to_string())?
-    }
-
-    async fn request(&self, texts: &[String], timeout: Duration) -> Result<Vec<Vec<f32>>, String> {
-        let url = format!("{}/embeddings", self.base_url);
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
-        let mut req = client
-            .post(&url)
-            .json(&json!({"model": self.model, "input": texts}));
-        if let Some(k) = &self.api_key {
-            req = req.bearer_auth(k);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| format!("the embedding service at {url} did not answer: {e}"))?;
-        let status = resp.status();
-        let body: Value = resp
-            .json()
-            .await
-            .map_err(|e| format!("the embedding service at {url} sent no JSON: {e}"))?;
-        if !status.is_success() {
-            let msg = body["error"]["message"].as_str().unwrap_or("no message");
-            return Err(format!(
-                "the embedding service at {url} answered {status}: {msg}"
-            ));
-        }
-        let mut data: Vec<(usize, Vec<f32>)> = body["data"]
-            .as_array()
-            .ok_or_else(|| format!("the embedding service at {url} sent no `data` list"))?
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let idx = d["index"].as_u64().map(|x| x as usize).unwrap_or(i);
-                let v = d["embedding"]
-                    .as_array()
-                    .map(|a| a.iter().map(|x| x.as_f64().unwrap_or(0.0) as f32).collect())
-                    .unwrap_or_default();
-                (idx, v)
-            })
-            .collect();
-        data.sort_by_key(|(i, _)| *i);
-        if data.len() != texts.len() || data.iter().any(|(_, v)| v.is_empty()) {
-            return Err(format!(
-                "the embedding service at {url} returned {} embeddings for {} texts",
-                data.len(),
-                texts.len()
-            ));
-        }
-        Ok(data.into_iter().map(|(_, v)| v).collect())
-    }
-}
+use crate::net::embed::EmbedConfig;
 
 /// Options of `world.search.text`.
 #[derive(Clone, Debug, Default)]
@@ -215,7 +107,9 @@ pub fn search(
         .filter(|i| items[*i].vector.is_none())
         .collect();
     texts.extend(missing.iter().map(|i| items[*i].text.clone()));
-    let vectors = cfg.embed(&texts, timeout).map_err(WorldError::Invalid)?;
+    let vectors = cfg
+        .embed(&texts, timeout)
+        .map_err(|e| WorldError::Invalid(e.to_string()))?;
     let q = &vectors[0];
     for (n, i) in missing.iter().enumerate() {
         items[*i].vector = Some(vectors[n + 1].clone());
@@ -257,16 +151,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn missing_config_is_explained() {
-        let e = EmbedConfig::from_config(&Config::default()).unwrap_err();
-        assert!(
-            e.contains("[embedding]") && e.contains("/v1/embeddings"),
-            "{e}"
-        );
-        let c = Config::parse("[embedding]\nprovider = \"x\"\nmodel = \"m\"\n", "t").unwrap();
-        assert!(EmbedConfig::from_config(&c)
-            .unwrap_err()
-            .contains("[providers.x]"));
+    fn cosine_of_equal_directions_is_one() {
         assert!((cosine(&[1.0, 0.0], &[1.0, 0.0]) - 1.0).abs() < 1e-6);
+        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
     }
 }

@@ -1,18 +1,18 @@
 //! `web_fetch`: a guarded HTTP GET of one public page, returned as readable text.
 //!
 //! Guard rails: http/https only; at most 5 redirects, each hop re-checked (`ssrf`); the
-//! connection is pinned to the checked addresses so a second DNS answer cannot swap them.
+//! shared fetch client resolves through the same check, so a second DNS answer cannot swap a
+//! checked address for a private one.
 //! Bodies are capped at 2 MB, the whole fetch at 20 s, and the returned content at 20 000
 //! characters. Its egress request (host and URL) is named before anything is sent; redirects
 //! are not asked about again, as the hosts they lead to only learn what the first host chose
 //! to put in the redirect.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
+use super::charset;
 use super::html::html_to_text;
-use super::ssrf::{check_url, precheck_url};
+use super::ssrf::{check_url, fetch_client, precheck_url};
 use super::{
     now_rfc3339, run_async, FETCH_TIMEOUT, MAX_BODY_BYTES, MAX_CONTENT_CHARS, MAX_REDIRECTS,
 };
@@ -45,19 +45,10 @@ async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, String> {
         let mut url = start;
         let mut hops = 0usize;
         loop {
-            let pinned = check_url(&web, &url).await?;
-            let mut builder = reqwest::Client::builder()
-                .redirect(reqwest::redirect::Policy::none())
-                .connect_timeout(Duration::from_secs(10))
-                .user_agent(concat!("nbook/", env!("CARGO_PKG_VERSION"), " (web_fetch)"));
-            if !pinned.is_empty() {
-                if let Some(h) = url.host_str() {
-                    builder = builder.resolve_to_addrs(h, &pinned);
-                }
-            }
-            let client = builder
-                .build()
-                .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            check_url(&web, &url).await?;
+            // The client's resolver checks the addresses it connects to again, so a second
+            // DNS answer cannot swap a checked address for a private one.
+            let client = fetch_client(&web)?;
             let resp = client
                 .get(url.clone())
                 .header(
@@ -183,7 +174,12 @@ impl Tool for WebFetch {
                 fetched.final_url, fetched.content_type
             )));
         }
-        let text = String::from_utf8_lossy(&fetched.body).into_owned();
+        let host = reqwest::Url::parse(&fetched.final_url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .unwrap_or_default();
+        let decoded = charset::decode(&fetched.body, &fetched.content_type, is_html, &host);
+        let text = decoded.text;
         let (title, mut content, format) = if is_html {
             let (t, c) = html_to_text(&text);
             (t, c, "markdown")
@@ -203,6 +199,8 @@ impl Tool for WebFetch {
             out["title"] = json!(t);
         }
         out["contentType"] = json!(fetched.content_type);
+        out["charset"] = json!(decoded.charset);
+        out["charsetSource"] = json!(decoded.source);
         out["fetchedAt"] = json!(now_rfc3339());
         out["content"] = json!(content);
         out["contentFormat"] = json!(format);

@@ -8,19 +8,21 @@
 //! send (`Tool::egress`).
 //!
 //! Split by responsibility: `ssrf` (which addresses may be reached), `fetch` (web_fetch),
-//! `html` (HTML to readable text), `search` (web_search and its providers).
+//! `charset` (which charset a page's bytes are in), `html` (HTML to readable text), `search`
+//! (web_search and its providers).
 
 use std::time::Duration;
 
 use crate::engine::tool::ToolError;
 
+mod charset;
 mod fetch;
 mod html;
 mod search;
 mod ssrf;
 
 pub use fetch::WebFetch;
-pub use html::{decode_entities, html_to_text};
+pub use html::html_to_text;
 pub use search::{WebSearch, DEFAULT_SEARCH_ORDER};
 pub use ssrf::{blocked_reason, embedded_ipv4};
 
@@ -29,20 +31,13 @@ pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 pub const MAX_CONTENT_CHARS: usize = 20_000;
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
 pub const SEARCH_TIMEOUT: Duration = Duration::from_secs(20);
-/// Run a future on its own thread with a small runtime (tools are synchronous).
+/// Run a request future on the shared network runtime (tools are synchronous).
 fn run_async<T: Send + 'static>(
     fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
 ) -> Result<T, ToolError> {
-    std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start the HTTP client: {e}"))?;
-        rt.block_on(fut)
-    })
-    .join()
-    .map_err(|_| ToolError::failed("the web request crashed"))?
-    .map_err(ToolError::Failed)
+    crate::net::runtime::block_on(fut)
+        .map_err(|e| ToolError::failed(e.to_string()))?
+        .map_err(ToolError::Failed)
 }
 
 fn now_rfc3339() -> String {

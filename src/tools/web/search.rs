@@ -120,6 +120,36 @@ struct SearchReq {
     max_results: usize,
 }
 
+fn client() -> Result<reqwest::Client, String> {
+    crate::net::http::client().map_err(|e| e.to_string())
+}
+
+/// Send one provider request and read its JSON answer. A failed send, a reply that is not
+/// JSON, and a non-success status (with the provider's own message, picked out of the reply
+/// by `message`) become errors naming the provider.
+async fn send_json(
+    provider: &str,
+    url: &str,
+    req: reqwest::RequestBuilder,
+    message: fn(&Value) -> Option<&str>,
+) -> Result<Value, String> {
+    let resp = req
+        .timeout(SEARCH_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| format!("{provider}: {url} did not answer: {e}"))?;
+    let status = resp.status();
+    let v: Value = resp
+        .json()
+        .await
+        .map_err(|e| format!("{provider}: {url} sent no JSON ({status}): {e}"))?;
+    if !status.is_success() {
+        let msg = message(&v).unwrap_or("no message");
+        return Err(format!("{provider} answered {status}: {msg}"));
+    }
+    Ok(v)
+}
+
 async fn search_tavily(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String> {
     let mut body = json!({
         "query": r.query,
@@ -145,30 +175,14 @@ async fn search_tavily(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String
         }
     }
     let url = format!("{}/search", p.base);
-    let client = reqwest::Client::builder()
-        .timeout(SEARCH_TIMEOUT)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let resp = client
-        .post(&url)
-        .bearer_auth(&p.key)
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| format!("tavily: {url} did not answer: {e}"))?;
-    let status = resp.status();
-    let v: Value = resp
-        .json()
-        .await
-        .map_err(|e| format!("tavily: {url} sent no JSON ({status}): {e}"))?;
-    if !status.is_success() {
-        let msg = v["detail"]["error"]
+    let req = client()?.post(&url).bearer_auth(&p.key).json(&body);
+    let v = send_json("tavily", &url, req, |v| {
+        v["detail"]["error"]
             .as_str()
             .or(v["error"].as_str())
             .or(v["detail"].as_str())
-            .unwrap_or("no message");
-        return Err(format!("tavily answered {status}: {msg}"));
-    }
+    })
+    .await?;
     let results = v["results"]
         .as_array()
         .ok_or_else(|| "tavily: the answer has no `results` list".to_string())?;
@@ -225,30 +239,15 @@ fn brave_params(r: &SearchReq) -> Vec<(&'static str, String)> {
 async fn search_brave(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String> {
     let params = brave_params(r);
     let url = format!("{}/res/v1/web/search", p.base);
-    let client = reqwest::Client::builder()
-        .timeout(SEARCH_TIMEOUT)
-        .build()
-        .map_err(|e| e.to_string())?;
-    let resp = client
+    let req = client()?
         .get(&url)
         .query(&params)
         .header("accept", "application/json")
-        .header("x-subscription-token", &p.key)
-        .send()
-        .await
-        .map_err(|e| format!("brave: {url} did not answer: {e}"))?;
-    let status = resp.status();
-    let v: Value = resp
-        .json()
-        .await
-        .map_err(|e| format!("brave: {url} sent no JSON ({status}): {e}"))?;
-    if !status.is_success() {
-        let msg = v["error"]["detail"]
-            .as_str()
-            .or(v["message"].as_str())
-            .unwrap_or("no message");
-        return Err(format!("brave answered {status}: {msg}"));
-    }
+        .header("x-subscription-token", &p.key);
+    let v = send_json("brave", &url, req, |v| {
+        v["error"]["detail"].as_str().or(v["message"].as_str())
+    })
+    .await?;
     let empty = Vec::new();
     let results = v["web"]["results"].as_array().unwrap_or(&empty);
     Ok(results

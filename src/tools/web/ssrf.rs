@@ -8,6 +8,7 @@
 //! `[2002:7f00:1::]` all reach loopback on some network and are refused as loopback.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
 
 use crate::config::WebConfig;
 
@@ -169,26 +170,19 @@ pub(super) fn precheck_url(web: &WebConfig, url: &reqwest::Url) -> Result<String
     Ok(name)
 }
 
-/// Resolve and check one URL's host. Returns the addresses to pin the connection to (empty
-/// for allowed hosts and IP literals, which need no pinning).
-pub(super) async fn check_url(
-    web: &WebConfig,
-    url: &reqwest::Url,
-) -> Result<Vec<SocketAddr>, String> {
+/// Resolve and check one URL's host, for a clear refusal before anything is sent. (The
+/// connection itself goes through [`fetch_client`]'s resolver, which checks again.)
+pub(super) async fn check_url(web: &WebConfig, url: &reqwest::Url) -> Result<(), String> {
     let name = precheck_url(web, url)?;
     let host = url.host_str().unwrap_or_default().to_string();
-    if host_allowed(web, &host) {
-        return Ok(Vec::new());
+    if host_allowed(web, &host) || name.parse::<IpAddr>().is_ok() {
+        return Ok(());
     }
     let port = url.port_or_known_default().unwrap_or(80);
-    let addrs: Vec<SocketAddr> = if let Ok(ip) = name.parse::<IpAddr>() {
-        vec![SocketAddr::new(ip, port)]
-    } else {
-        tokio::net::lookup_host((name.as_str(), port))
-            .await
-            .map_err(|e| format!("cannot resolve {host}: {e}"))?
-            .collect()
-    };
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), port))
+        .await
+        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .collect();
     if addrs.is_empty() {
         return Err(format!("{host} resolves to no address"));
     }
@@ -197,10 +191,65 @@ pub(super) async fn check_url(
             return Err(refused(&host, a.ip(), &why));
         }
     }
-    if name.parse::<IpAddr>().is_ok() {
-        return Ok(Vec::new());
+    Ok(())
+}
+
+/// Resolves host names for web_fetch's client, refusing any that reaches a blocked address
+/// (hosts in `allow_hosts` excepted): what the connection uses is what was checked.
+struct GuardedResolver {
+    allow_hosts: Vec<String>,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        let allowed = self.allow_hosts.iter().any(|h| same_host(h, &host));
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if !allowed {
+                if let Some((ip, why)) = addrs
+                    .iter()
+                    .find_map(|a| blocked_reason(a.ip()).map(|why| (a.ip(), why)))
+                {
+                    return Err(refused(&host, ip, &why).into());
+                }
+            }
+            let addrs: reqwest::dns::Addrs = Box::new(addrs.into_iter());
+            Ok(addrs)
+        })
     }
-    Ok(addrs)
+}
+
+/// web_fetch's client for these egress settings: no redirects (each hop is checked by the
+/// caller), the guarded resolver. One per distinct `allow_hosts`, kept and shared, so its
+/// connection pool is reused; only a handful of settings exist in one process.
+pub(super) fn fetch_client(web: &WebConfig) -> Result<reqwest::Client, String> {
+    static CLIENTS: Mutex<Vec<(Vec<String>, reqwest::Client)>> = Mutex::new(Vec::new());
+    let mut key: Vec<String> = web
+        .allow_hosts
+        .iter()
+        .map(|h| bare(h.trim()).to_ascii_lowercase())
+        .collect();
+    key.sort();
+    key.dedup();
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, c)) = clients.iter().find(|(k, _)| *k == key) {
+        return Ok(c.clone());
+    }
+    let client = crate::net::http::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("nbook/", env!("CARGO_PKG_VERSION"), " (web_fetch)"))
+        .dns_resolver(Arc::new(GuardedResolver {
+            allow_hosts: web.allow_hosts.clone(),
+        }))
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+    if clients.len() >= 8 {
+        clients.remove(0);
+    }
+    clients.push((key, client.clone()));
+    Ok(client)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 
-use crate::world::embed::{self, EmbedConfig, SearchOptions};
+use crate::net::embed::EmbedConfig;
+use crate::world::embed::{self, SearchOptions};
 use crate::world::index::Pending;
 use crate::world::issues::Issue;
 use crate::world::prepare::NewPatch;

@@ -32,12 +32,12 @@ use serde_json::Value;
 pub use host::Access;
 use host::Host;
 
-use super::embed::EmbedConfig;
 use super::index::Pending;
 use super::issues::{self, Issue};
 use super::write::Change;
 use super::{World, WorldError};
 use crate::js;
+use crate::net::embed::EmbedConfig;
 
 const PRELUDE: &str = include_str!("prelude.js");
 const FILE: &str = "script.js";

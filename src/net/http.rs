@@ -1,0 +1,29 @@
+//! The shared HTTP client: one `reqwest::Client` (one connection pool, one TLS setup) for the
+//! requests run on [`super::runtime`]. Its connections belong to that runtime, so use it only
+//! inside futures given to [`super::runtime::block_on`]. Each request sets its own timeout.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub const USER_AGENT: &str = concat!("nbook/", env!("CARGO_PKG_VERSION"));
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("cannot set up the HTTP client: {0}")]
+pub struct ClientError(pub String);
+
+/// A builder with nbook's defaults, for clients that need more (web_fetch's address guard).
+pub fn builder() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(USER_AGENT)
+}
+
+/// The shared client (a cheap handle to the one pool), built on first use.
+pub fn client() -> Result<reqwest::Client, ClientError> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| builder().build().map_err(|e| e.to_string()))
+        .clone()
+        .map_err(ClientError)
+}
