@@ -8,6 +8,26 @@ use serde_json::Value;
 pub type CallId = String;
 pub type SessionId = String;
 
+/// Who makes a call. Agents call from their session's run; the author calls from the TUI
+/// (auto-approved, logged in the author session); later MCP clients. Author-only tools
+/// (`Effects::author_only`) are refused for every actor but [`Actor::Author`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    Agent,
+    Author,
+}
+
+impl Actor {
+    /// The name written in the log (`by` of a tool call and its approval).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Agent => "agent",
+            Actor::Author => "author",
+        }
+    }
+}
+
 /// Session mode. `discuss` and `plan` are read-only: mutating calls are held for approval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -292,6 +312,15 @@ pub enum LogRecord {
         text: String,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
+    },
+    /// A call made by someone other than the session's model (the author from the TUI);
+    /// a model's calls are in its `assistant` record.
+    ToolCall {
+        call_id: CallId,
+        tool: String,
+        args: Value,
+        /// author
+        by: String,
     },
     ApprovalRequested {
         call_id: CallId,
