@@ -109,17 +109,18 @@ impl Engine {
             name: tool.to_string(),
             arguments: args,
         };
-        let session =
-            match self.author_session() {
-                Ok(s) => s,
-                Err(e) => return CallResult::fail(
+        let session = match self.author_session() {
+            Ok(s) => s,
+            Err(e) => {
+                return CallResult::fail(
                     &call,
                     CallStatus::LogFailed,
                     format!(
                         "not run: the author session cannot be opened ({e}); nothing was changed"
                     ),
-                ),
-            };
+                )
+            }
+        };
         let record = LogRecord::ToolCall {
             call_id: call.id.clone(),
             tool: call.name.clone(),

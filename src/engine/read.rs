@@ -80,6 +80,16 @@ impl ReadModel {
         self.db.exists()
     }
 
+    /// Whether the project has its database yet (a new project has none until its first write).
+    pub fn has_database(&self) -> bool {
+        self.has_db()
+    }
+
+    /// Where the project's database is (for messages).
+    pub fn database(&self) -> &Path {
+        &self.db
+    }
+
     /// The plot services over the project, with its calendar for world anchors (the default
     /// gregorian one if `calendar.toml` cannot be read — the plot tools report that error; the
     /// story still reads).

@@ -41,12 +41,13 @@ fn save_tool(node: NodeRef) -> Result<(&'static str, &'static str, i64), String>
 /// An edit: the record's `update` with the changed keys (`null` clears, absent keeps).
 pub fn update_call(node: NodeRef, changed: &Value) -> Result<StoryCall, String> {
     let (tool, key, id) = save_tool(node)?;
-    let mut args = match changed {
-        Value::Object(m) => m.clone(),
-        _ => return Err("an edit is one JSON object of changed fields".into()),
+    let Value::Object(fields) = changed else {
+        return Err("an edit is one JSON object of changed fields".into());
     };
+    let mut args = Map::new();
     args.insert("action".into(), json!("update"));
     args.insert(key.into(), json!(id));
+    args.extend(fields.iter().map(|(k, v)| (k.clone(), v.clone())));
     Ok(StoryCall {
         tool,
         args: Value::Object(args),
