@@ -149,7 +149,7 @@ fn ui_frame_with_20_sessions(c: &mut Criterion) {
                 while let Ok(ev) = events.try_recv() {
                     let _ = app.update(Action::Engine(ev));
                 }
-                term.draw(|f| nbook::tui::view::view(&app, f))
+                term.draw(|f| nbook::tui::chrome::view(&app, f))
                     .expect("draw");
                 total += start.elapsed();
             }

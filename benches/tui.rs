@@ -82,7 +82,8 @@ fn open(root: &Path, dirs: &Dirs) -> Arc<Engine> {
 }
 
 fn draw(term: &mut Terminal<TestBackend>, app: &AppState) {
-    term.draw(|f| nbook::tui::view::view(app, f)).expect("draw");
+    term.draw(|f| nbook::tui::chrome::view(app, f))
+        .expect("draw");
 }
 
 /// Apply effects synchronously the way the runtime's jobs would (folder listings only).
@@ -90,7 +91,7 @@ fn run_listings(app: &mut AppState, root: &Path, fx: Vec<Effect>) {
     let mut queue = fx;
     while let Some(f) = queue.pop() {
         if let Effect::LoadDir { ticket, dir } = f {
-            let result = nbook::tui::jobs::list_dir(root, &dir);
+            let result = nbook::tui::files::jobs::list_dir(root, &dir);
             queue.extend(app.update(Action::DirLoaded {
                 ticket,
                 dir,
@@ -206,7 +207,7 @@ fn world_overview(c: &mut Criterion) {
     let mut g = c.benchmark_group("tui");
     g.sample_size(10);
     g.bench_function("world_overview", |b| {
-        b.iter(|| nbook::tui::jobs::world(&db).expect("world"))
+        b.iter(|| nbook::tui::world::jobs::overview(&db).expect("world"))
     });
     g.finish();
 }

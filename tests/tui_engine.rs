@@ -45,7 +45,7 @@ fn open(f: &Fixture) -> Arc<Engine> {
 /// Every file's bytes under `root` except the session logs (which record the decision).
 fn snapshot(root: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
-    for p in nbook::tui::jobs::walk_files(root) {
+    for p in nbook::tui::files::jobs::walk_files(root) {
         out.push((p.to_string(), std::fs::read(root.join(&p)).unwrap()));
     }
     out.push((

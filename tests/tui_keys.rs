@@ -494,7 +494,7 @@ fn non_utf8_names_are_distinct_and_open_the_right_file() {
             _ => None,
         })
         .unwrap();
-    let listing = nbook::tui::jobs::list_dir(dir.path(), &"".into()).unwrap();
+    let listing = nbook::tui::files::jobs::list_dir(dir.path(), &"".into()).unwrap();
     assert_eq!(listing.len(), 2);
     app.update(Action::DirLoaded {
         ticket: root,
@@ -519,7 +519,7 @@ fn non_utf8_names_are_distinct_and_open_the_right_file() {
         })
         .expect("moving to the second row previews it");
     assert_eq!(path.as_os_str(), second);
-    let doc = nbook::tui::jobs::read_preview(dir.path(), &path).unwrap();
+    let doc = nbook::tui::files::jobs::read_preview(dir.path(), &path).unwrap();
     assert_eq!(doc.lines.len(), 1);
     app.update(Action::PreviewLoaded {
         ticket,

@@ -12,13 +12,13 @@ use crate::engine::inputs::{Answer, InputRequest};
 use crate::engine::jobs::JobSnapshot;
 use crate::engine::{Decision, EngineEvent, LogLine, Mode, PendingCall, SessionInfo};
 
-use super::files::finder::FinderMatch;
-use super::files::markdown::PreviewDoc;
-use super::files::tree::DirEntry;
-use super::files::RelPath;
-use super::story::data::StoryData;
-use super::story::jobs::{StoryJob, StoryJobResult};
-use super::world::jobs::{WorldJob, WorldJobResult};
+use crate::tui::files::finder::FinderMatch;
+use crate::tui::files::tree::DirEntry;
+use crate::tui::files::RelPath;
+use crate::tui::story::data::StoryData;
+use crate::tui::story::jobs::{StoryJob, StoryJobResult};
+use crate::tui::widgets::markdown::PreviewDoc;
+use crate::tui::world::jobs::{WorldJob, WorldJobResult};
 
 macro_rules! commands {
     ($($variant:ident = $name:literal : $desc:literal,)*) => {

@@ -1,29 +1,30 @@
 //! `AppState`: the whole UI model (focus, overlays, pane states, status line) and the single
 //! entry point that changes it, [`AppState::update`]. Keys are resolved to commands here
 //! through the keymap for the current context; the pane-specific halves of `update` live in
-//! `update_files`, `update_approvals`, `update_panes`, `update_sessions` and `update_forms`.
+//! each pane's `update` module (`files`, `story`, `world`, `sessions`, `approvals`), the
+//! forms' in `widgets::forms`, overlays' in `chrome::overlay_update`, engine events in `events`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
 
-use super::action::{Action, Command, Effect, Ticket};
-use super::approvals::ApprovalsState;
-use super::clock::Clock;
-use super::files::{FilesState, RelPath};
-use super::forms::ProfileChoice;
-use super::input::Overlay;
-use super::keymap::{Context, Keymap};
-use super::keys::Key;
-use super::sessions::{JobsList, SessionsState};
-use super::story::StoryState;
-use super::theme::Theme;
-use super::view::layout::{regions, Regions};
-use super::world::WorldState;
 use crate::engine::inputs::InputRequest;
 use crate::engine::jobs::JobSnapshot;
 use crate::engine::{PendingCall, SessionInfo, SessionState};
+use crate::tui::action::{Action, Command, Effect, Ticket};
+use crate::tui::approvals::ApprovalsState;
+use crate::tui::chrome::layout::{regions, Regions};
+use crate::tui::clock::Clock;
+use crate::tui::files::{FilesState, RelPath};
+use crate::tui::input::Overlay;
+use crate::tui::keymap::{Context, Keymap};
+use crate::tui::keys::Key;
+use crate::tui::sessions::{JobsList, SessionsState};
+use crate::tui::story::StoryState;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::forms::ProfileChoice;
+use crate::tui::world::WorldState;
 
 /// Approval keys are ignored this long after the last keystroke in a text input.
 pub const TYPING_GUARD: Duration = Duration::from_secs(1);
@@ -260,7 +261,7 @@ impl AppState {
             return vec![Context::Composer];
         }
         let mut v = Vec::new();
-        if self.sessions.view == super::sessions::SessionsView::Jobs {
+        if self.sessions.view == crate::tui::sessions::SessionsView::Jobs {
             v.push(Context::Jobs);
         } else if self.sessions.in_transcript {
             v.push(Context::Transcript);

@@ -5,8 +5,8 @@
 
 use tui_textarea::TextArea;
 
-use super::action::Command;
-use super::files::finder::FinderMatch;
+use crate::tui::action::Command;
+use crate::tui::files::finder::FinderMatch;
 
 pub enum Overlay {
     Help {
@@ -46,15 +46,15 @@ pub enum Overlay {
         scroll: usize,
     },
     /// The Story pane's search, edit form, confirmation and note prompt.
-    Story(Box<super::story::overlay::StoryOverlay>),
+    Story(Box<crate::tui::story::overlay::StoryOverlay>),
     /// The World pane's jump-to-time prompt.
-    World(Box<super::world::overlay::WorldOverlay>),
+    World(Box<crate::tui::world::overlay::WorldOverlay>),
     /// Answering a question from an agent or a workflow.
-    Answer(Box<super::forms::AnswerForm>),
+    Answer(Box<crate::tui::widgets::forms::AnswerForm>),
     /// Starting a session: profile, model, title.
-    NewSession(Box<super::forms::NewSessionForm>),
+    NewSession(Box<crate::tui::widgets::forms::NewSessionForm>),
     /// At open: the project config lines that would loosen the author's policy.
-    Trust(Box<super::trust::TrustPrompt>),
+    Trust(Box<crate::tui::trust::TrustPrompt>),
 }
 
 impl std::fmt::Debug for Overlay {

@@ -9,8 +9,8 @@ use std::path::Path;
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::action::Command;
-use super::keys::Key;
+use crate::tui::action::Command;
+use crate::tui::keys::Key;
 
 pub const DEFAULT_KEYMAP: &str = include_str!("../../assets/keymap.toml");
 

@@ -1,32 +1,32 @@
 //! The terminal UI: five panes (Files, Story, World, Sessions, Approvals), overlays, a status
 //! bar. Keys become [`action::Command`]s through `assets/keymap.toml`; `AppState::update` is
-//! the only place state changes; `view::view` draws a pure picture of it; the runtime turns
+//! the only place state changes; `chrome::view` draws a pure picture of it; the runtime turns
 //! terminal input, engine events and finished jobs into actions and executes effects.
+//!
+//! Layout: one folder per pane (`files`, `story`, `world`, `sessions`, `approvals`), each
+//! with its state (`mod.rs`), `update`, `view` and (where it has blocking work) `jobs`;
+//! `widgets` holds what several panes draw with (wrap, diff, markdown, forms); `chrome` is
+//! the screen around the panes (layout, pane frames, detail frame, status bar, overlays, the
+//! trust prompt). The app-wide model and plumbing stay here at the top: `app`, `action`,
+//! `events`, `runtime`, `input`, `keymap`, `keys`, `theme`, `terminal`, `clock`, `trust`.
 
 pub mod action;
 pub mod app;
 pub mod approvals;
+pub mod chrome;
 pub mod clock;
+mod events;
 pub mod files;
-pub mod forms;
 pub mod input;
-pub mod jobs;
 pub mod keymap;
 pub mod keys;
-pub mod live_reply;
 pub mod runtime;
 pub mod sessions;
 pub mod story;
 pub mod terminal;
 pub mod theme;
 pub mod trust;
-mod update_approvals;
-mod update_files;
-mod update_forms;
-mod update_overlay;
-mod update_panes;
-mod update_sessions;
-pub mod view;
+pub mod widgets;
 pub mod world;
 
 use std::sync::Arc;
@@ -38,7 +38,7 @@ use app::{AppInit, AppState};
 use keymap::Keymap;
 use theme::Theme;
 
-pub use update_overlay::palette_commands;
+pub use chrome::overlay_update::palette_commands;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TuiError {
@@ -85,7 +85,7 @@ pub fn build_app(
         .profiles()
         .iter()
         .filter(|p| p.creation != crate::engine::profiles::Creation::SystemOnly)
-        .map(|p| forms::ProfileChoice {
+        .map(|p| widgets::forms::ProfileChoice {
             key: p.key.clone(),
             name: p.name.clone(),
             description: p.description.clone(),

@@ -17,23 +17,23 @@ use futures::StreamExt;
 use tokio::sync::broadcast::{self, error::RecvError};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedSender};
 
-use super::action::{Action, Effect};
-use super::app::AppState;
-use super::files::finder::{fuzzy_match, FINDER_LIMIT};
-use super::jobs;
-use super::story::jobs as story_jobs;
-use super::terminal::Term;
-use super::view::view;
-use super::world::jobs as world_jobs;
-use super::TuiError;
 use crate::agent::host::Host;
 use crate::engine::agents::InvokeRequest;
 use crate::engine::inputs::InputError;
 use crate::engine::jobs::JobSnapshot;
 use crate::engine::{Decision, Engine, EngineEvent};
+use crate::tui::action::{Action, Effect};
+use crate::tui::app::AppState;
+use crate::tui::chrome::view;
+use crate::tui::files::finder::{fuzzy_match, FINDER_LIMIT};
+use crate::tui::files::jobs;
+use crate::tui::story::jobs as story_jobs;
+use crate::tui::terminal::Term;
+use crate::tui::world::jobs as world_jobs;
+use crate::tui::TuiError;
 
-use super::action::AnswerRefusal;
-use super::sessions::MODEL_STATE_KEY;
+use crate::tui::action::AnswerRefusal;
+use crate::tui::sessions::MODEL_STATE_KEY;
 
 /// One frame at 60 fps.
 pub const FRAME: Duration = Duration::from_micros(16_667);

@@ -6,9 +6,9 @@
 
 use crate::config::{LoadReport, ProjectGate, TrustState};
 
-use super::action::{Command, Effect};
-use super::app::{AppState, MsgKind};
-use super::input::Overlay;
+use crate::tui::action::{Command, Effect};
+use crate::tui::app::{AppState, MsgKind};
+use crate::tui::input::Overlay;
 
 pub struct TrustPrompt {
     pub gate: ProjectGate,

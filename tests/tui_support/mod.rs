@@ -12,13 +12,13 @@ use nbook::engine::{
 use nbook::tui::action::{Action, Command, Effect};
 use nbook::tui::app::{AppInit, AppState};
 use nbook::tui::clock::ManualClock;
-use nbook::tui::files::markdown::PreviewDoc;
 use nbook::tui::files::tree::DirEntry;
-use nbook::tui::forms::ProfileChoice;
 use nbook::tui::keymap::Keymap;
 use nbook::tui::keys::parse_sequence;
 use nbook::tui::story::data::StoryData;
 use nbook::tui::theme::Theme;
+use nbook::tui::widgets::forms::ProfileChoice;
+use nbook::tui::widgets::markdown::PreviewDoc;
 use nbook::tui::world::jobs::WorldJobResult;
 use nbook::tui::world::{WorldLoad, WorldMeta};
 use ratatui::backend::TestBackend;
@@ -601,7 +601,7 @@ pub fn transcript() -> Vec<LogLine> {
 pub fn render(app: &mut AppState, w: u16, h: u16) -> String {
     app.update(Action::Resize(w, h));
     let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| nbook::tui::view::view(app, f)).unwrap();
+    t.draw(|f| nbook::tui::chrome::view(app, f)).unwrap();
     t.backend().to_string()
 }
 

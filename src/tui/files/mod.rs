@@ -2,15 +2,17 @@
 //! files agents changed, and the list of every project path (for the finder).
 
 pub mod finder;
-pub mod markdown;
+pub mod jobs;
 pub mod relpath;
 pub mod tree;
+mod update;
+pub mod view;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::tui::action::Ticket;
-use markdown::PreviewDoc;
+use crate::tui::widgets::markdown::PreviewDoc;
 pub use relpath::RelPath;
 use tree::FileTree;
 

@@ -7,8 +7,8 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 
-use super::relpath::RelPath;
 use crate::tui::action::Ticket;
+use crate::tui::files::relpath::RelPath;
 
 /// One entry of a folder listing, as the background job returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]

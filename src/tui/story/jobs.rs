@@ -15,14 +15,14 @@ use nucleo::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo::{Config, Matcher, Utf32Str};
 use serde_json::json;
 
-use super::data::{Parent, SceneItem, StoryData};
-use super::edit::{self, EditForm, StoryWrite};
 use crate::engine::types::RecordChange;
 use crate::engine::{Engine, LogRecord, Mode};
 use crate::plot::brief::{BriefDto, BriefMode};
 use crate::plot::ledger::{NodeDetail, NodeRef};
 use crate::plot::{PlotDb, ProjectMeta};
-use crate::tui::files::markdown::{classify, LineKind};
+use crate::tui::story::data::{Parent, SceneItem, StoryData};
+use crate::tui::story::edit::{self, EditForm, StoryWrite};
+use crate::tui::widgets::markdown::{classify, LineKind};
 
 /// Most search hits kept (best first).
 pub const SEARCH_LIMIT: usize = 300;

@@ -14,6 +14,7 @@ pub mod edit;
 pub mod jobs;
 pub mod overlay;
 mod update;
+pub mod view;
 mod writes;
 
 use std::collections::{HashMap, HashSet};

@@ -5,12 +5,12 @@
 
 use tui_textarea::{CursorMove, TextArea};
 
-use super::edit::{self, EditForm, StoryWrite};
-use super::jobs::{SearchHit, StoryJob};
 use crate::plot::ledger::NodeRef;
 use crate::tui::action::{Action, Command, Effect, Ticket};
 use crate::tui::app::AppState;
 use crate::tui::input::{editor, single_line, text_of, Overlay};
+use crate::tui::story::edit::{self, EditForm, StoryWrite};
+use crate::tui::story::jobs::{SearchHit, StoryJob};
 
 pub enum StoryOverlay {
     Search {

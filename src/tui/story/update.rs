@@ -5,17 +5,17 @@
 
 use std::sync::Arc;
 
-use super::data::{Parent, StoryData};
+use crate::tui::story::data::{Parent, StoryData};
 
-use super::jobs::{StoryJob, StoryJobResult};
-use super::overlay::StoryOverlay;
-use super::{row_of, view_of, RightMode, RowNode, SceneList, StoryView};
 use crate::plot::ledger::NodeRef;
 use crate::tui::action::{Command, Effect, Ticket};
 use crate::tui::app::{AppState, Pane};
 use crate::tui::files::tree::window_offset;
 use crate::tui::input::Overlay;
-use crate::tui::view::story_detail::detail_rows;
+use crate::tui::story::jobs::{StoryJob, StoryJobResult};
+use crate::tui::story::overlay::StoryOverlay;
+use crate::tui::story::view::detail::detail_rows;
+use crate::tui::story::{row_of, view_of, RightMode, RowNode, SceneList, StoryView};
 
 impl AppState {
     fn story_page(&self) -> usize {

@@ -3,13 +3,13 @@
 //! and the results come back here — the status bar shows what changed and where it was
 //! logged, and the pane reloads.
 
-use super::edit::{self, EditForm, StoryWrite};
-use super::jobs::{StoryJob, Written};
-use super::overlay::StoryOverlay;
 use crate::plot::ledger::NodeRef;
 use crate::tui::action::{Effect, Ticket};
 use crate::tui::app::{AppState, MsgKind};
 use crate::tui::input::Overlay;
+use crate::tui::story::edit::{self, EditForm, StoryWrite};
+use crate::tui::story::jobs::{StoryJob, Written};
+use crate::tui::story::overlay::StoryOverlay;
 
 impl AppState {
     fn selected_record(&mut self, what: &str) -> Option<NodeRef> {

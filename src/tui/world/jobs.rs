@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{DensityKey, IssueRow, SliceChunk, WorldLoad, WorldMeta, WorldReader};
+use crate::tui::world::{DensityKey, IssueRow, SliceChunk, WorldLoad, WorldMeta, WorldReader};
 use crate::world::query::{TrackEntry, WorldView};
 use crate::world::store::Subject;
 use crate::world::{pool, WorldError};
@@ -61,10 +61,10 @@ pub fn run(root: &Path, db: &Path, job: WorldJob) -> WorldJobResult {
             WorldJobResult::Slices(with_view(root, db, |v| slices(v, at, around)))
         }
         WorldJob::Track(id) => WorldJobResult::Track(with_view(root, db, |v| {
-            v.track(&id, i64::MIN, i64::MAX, super::TRACK_LIMIT)
+            v.track(&id, i64::MIN, i64::MAX, crate::tui::world::TRACK_LIMIT)
         })),
         WorldJob::Issues(at) => WorldJobResult::Issues(with_view(root, db, |v| {
-            Ok(v.all_issues(at, super::ISSUE_LIMIT)?
+            Ok(v.all_issues(at, crate::tui::world::ISSUE_LIMIT)?
                 .into_iter()
                 .map(|issue| IssueRow {
                     time: issue.instant.map(|t| v.format_time(t)),
@@ -133,4 +133,17 @@ fn with_view<T>(
     let out = f(&view).map_err(msg);
     pool::give(db, view.conn);
     out
+}
+
+fn open(db: &Path) -> Result<rusqlite::Connection, String> {
+    if !db.exists() {
+        return Err(format!("{} does not exist yet", db.display()));
+    }
+    crate::store::open_read_only(db).map_err(|e| e.to_string())
+}
+
+/// The world tables' overview (counts by kind), read on the blocking pool.
+pub fn overview(db: &Path) -> Result<crate::store::overview::WorldOverview, String> {
+    let conn = open(db)?;
+    crate::store::overview::world(&conn).map_err(|e| format!("world query failed: {e}"))
 }

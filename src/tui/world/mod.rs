@@ -13,6 +13,7 @@
 pub mod jobs;
 pub mod overlay;
 mod update;
+pub mod view;
 
 use std::sync::Arc;
 

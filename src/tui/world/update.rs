@@ -5,15 +5,15 @@
 
 use serde_json::{Map, Value};
 
-use super::jobs::{WorldJob, WorldJobResult};
-use super::{
-    zoom_for_span, zoom_in, zoom_label, zoom_out, Computed, DensityKey, Window, WorldLoad,
-    WorldState, WorldTab, AROUND, NEED,
-};
 use crate::tui::action::{Command, Effect, Ticket};
 use crate::tui::app::{AppState, Pane};
 use crate::tui::files::tree::window_offset;
-use crate::tui::view::{world as view, world_detail};
+use crate::tui::world::jobs::{WorldJob, WorldJobResult};
+use crate::tui::world::view::{self, detail as world_detail};
+use crate::tui::world::{
+    zoom_for_span, zoom_in, zoom_label, zoom_out, Computed, DensityKey, Window, WorldLoad,
+    WorldState, WorldTab, AROUND, NEED,
+};
 use crate::world::pointer;
 use crate::world::query::AttrDiff;
 

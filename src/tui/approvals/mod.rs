@@ -1,0 +1,263 @@
+//! The Approvals pane's model: one FIFO of everything waiting for the author — pending calls
+//! and questions (`request_user_input` forms, workflow `wf.ask` prompts) — in the order they
+//! arrived, the selection, and small labels (what a call targets, how long it has waited)
+//! shared by the list, the preview, the receipts and the status bar.
+
+mod update;
+pub mod view;
+
+use crate::engine::inputs::InputRequest;
+use crate::engine::{PendingCall, PreviewBody};
+
+/// One row of the Approvals pane.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Waiting {
+    Call(PendingCall),
+    Question(InputRequest),
+}
+
+impl Waiting {
+    pub fn id(&self) -> &str {
+        match self {
+            Waiting::Call(c) => &c.call_id,
+            Waiting::Question(q) => &q.id,
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        match self {
+            Waiting::Call(c) => &c.session_id,
+            Waiting::Question(q) => &q.session_id,
+        }
+    }
+
+    pub fn requested_at(&self) -> &str {
+        match self {
+            Waiting::Call(c) => &c.requested_at,
+            Waiting::Question(q) => &q.requested_at,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct ApprovalsState {
+    /// Oldest first, as they arrived (calls and questions interleaved).
+    pub items: Vec<Waiting>,
+    pub selected: usize,
+    pub offset: usize,
+    pub preview_scroll: usize,
+}
+
+impl ApprovalsState {
+    /// Everything waiting: calls and questions.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn calls(&self) -> impl Iterator<Item = &PendingCall> {
+        self.items.iter().filter_map(|w| match w {
+            Waiting::Call(c) => Some(c),
+            Waiting::Question(_) => None,
+        })
+    }
+
+    pub fn questions(&self) -> impl Iterator<Item = &InputRequest> {
+        self.items.iter().filter_map(|w| match w {
+            Waiting::Question(q) => Some(q),
+            Waiting::Call(_) => None,
+        })
+    }
+
+    pub fn call_count(&self) -> usize {
+        self.calls().count()
+    }
+
+    pub fn question_count(&self) -> usize {
+        self.questions().count()
+    }
+
+    fn add(&mut self, item: Waiting) {
+        if !self.items.iter().any(|w| w.id() == item.id()) {
+            self.items.push(item);
+        }
+    }
+
+    /// Add a call at the end unless it is already queued.
+    pub fn push(&mut self, call: PendingCall) {
+        self.add(Waiting::Call(call));
+    }
+
+    /// Add a question at the end unless it is already listed.
+    pub fn push_question(&mut self, q: InputRequest) {
+        self.add(Waiting::Question(q));
+    }
+
+    fn remove_at(&mut self, pos: usize) -> Waiting {
+        let item = self.items.remove(pos);
+        if pos < self.selected {
+            self.selected -= 1;
+        }
+        if pos == self.selected {
+            self.preview_scroll = 0;
+        }
+        self.selected = self.selected.min(self.items.len().saturating_sub(1));
+        item
+    }
+
+    /// Remove a call; the selection stays on the same row (the next item moves up).
+    pub fn remove(&mut self, call_id: &str) -> Option<PendingCall> {
+        let pos = self
+            .items
+            .iter()
+            .position(|w| matches!(w, Waiting::Call(c) if c.call_id == call_id))?;
+        match self.remove_at(pos) {
+            Waiting::Call(c) => Some(c),
+            Waiting::Question(_) => None,
+        }
+    }
+
+    /// Remove a question (answered, withdrawn).
+    pub fn remove_question(&mut self, id: &str) -> Option<InputRequest> {
+        let pos = self
+            .items
+            .iter()
+            .position(|w| matches!(w, Waiting::Question(q) if q.id == id))?;
+        match self.remove_at(pos) {
+            Waiting::Question(q) => Some(q),
+            Waiting::Call(_) => None,
+        }
+    }
+
+    /// Replace everything (after a resync): calls and questions merged by request time.
+    pub fn replace_all(&mut self, calls: Vec<PendingCall>, questions: Vec<InputRequest>) {
+        let keep = self.items.get(self.selected).map(|w| w.id().to_string());
+        self.items.clear();
+        let mut all: Vec<Waiting> = calls
+            .into_iter()
+            .map(Waiting::Call)
+            .chain(questions.into_iter().map(Waiting::Question))
+            .collect();
+        // Stable: calls keep their queue order among equal times.
+        all.sort_by(|a, b| a.requested_at().cmp(b.requested_at()));
+        for w in all {
+            self.add(w);
+        }
+        self.selected = keep
+            .and_then(|id| self.items.iter().position(|w| w.id() == id))
+            .unwrap_or(0);
+    }
+
+    pub fn selected_item(&self) -> Option<&Waiting> {
+        self.items.get(self.selected)
+    }
+
+    pub fn selected_call(&self) -> Option<&PendingCall> {
+        match self.items.get(self.selected) {
+            Some(Waiting::Call(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    pub fn selected_question(&self) -> Option<&InputRequest> {
+        match self.items.get(self.selected) {
+            Some(Waiting::Question(q)) => Some(q),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, call_id: &str) -> Option<&PendingCall> {
+        self.calls().find(|c| c.call_id == call_id)
+    }
+
+    pub fn get_question(&self, id: &str) -> Option<&InputRequest> {
+        self.questions().find(|q| q.id == id)
+    }
+
+    pub fn move_by(&mut self, delta: isize) {
+        let last = self.items.len().saturating_sub(1);
+        let next = self.selected.saturating_add_signed(delta).min(last);
+        if next != self.selected {
+            self.selected = next;
+            self.preview_scroll = 0;
+        }
+    }
+}
+
+/// Cut `s` to `max` characters with an ellipsis, first line only.
+pub fn cut(s: &str, max: usize) -> String {
+    let first = s.lines().next().unwrap_or("");
+    let multi = s.lines().nth(1).is_some();
+    let count = first.chars().count();
+    if count <= max && !multi {
+        return first.to_string();
+    }
+    let keep = max.saturating_sub(1).min(count);
+    let mut out: String = first.chars().take(keep).collect();
+    out.push('…');
+    out
+}
+
+/// What a call acts on, for receipts and prompts: "write manuscript/001.md".
+pub fn target_label(call: &PendingCall) -> String {
+    let target = match &call.preview.body {
+        PreviewBody::Files { changes } => match changes.as_slice() {
+            [] => call.preview.summary.clone(),
+            [one] => match &one.move_to {
+                Some(to) => format!(
+                    "{} → {}",
+                    crate::text::escape_for_terminal(&one.path),
+                    crate::text::escape_for_terminal(to)
+                ),
+                None => crate::text::escape_for_terminal(&one.path).into_owned(),
+            },
+            [first, rest @ ..] => format!(
+                "{} (+{} more)",
+                crate::text::escape_for_terminal(&first.path),
+                rest.len()
+            ),
+        },
+        PreviewBody::Command { command, .. } => format!("$ {command}"),
+        PreviewBody::Egress { requests, .. } => match requests.as_slice() {
+            [] => call.preview.summary.clone(),
+            [one] => format!("{} {}", one.method, one.url),
+            [first, rest @ ..] => format!("{} (+{} more host(s))", first.host, rest.len()),
+        },
+        _ => call.preview.summary.clone(),
+    };
+    format!("{} {}", call.tool, cut(&target, 60))
+}
+
+/// "12s", "4m", "2h" since an RFC 3339 time; "?" when it cannot be read.
+pub fn age(requested_at: &str, now: time::OffsetDateTime) -> String {
+    let Ok(then) =
+        time::OffsetDateTime::parse(requested_at, &time::format_description::well_known::Rfc3339)
+    else {
+        return "?".into();
+    };
+    let secs = (now - then).whole_seconds().max(0);
+    match secs {
+        0..=59 => format!("{secs}s"),
+        60..=3599 => format!("{}m", secs / 60),
+        3600..=86_399 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_and_age() {
+        assert_eq!(cut("abcdef", 4), "abc…");
+        assert_eq!(cut("ab\ncd", 10), "ab…");
+        let now = time::macros::datetime!(2026-01-01 12:00:30 UTC);
+        assert_eq!(age("2026-01-01T12:00:00Z", now), "30s");
+        assert_eq!(age("2026-01-01T10:00:00Z", now), "2h");
+        assert_eq!(age("garbage", now), "?");
+    }
+}

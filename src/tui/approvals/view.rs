@@ -1,0 +1,381 @@
+//! The approval request as the author reads it (after codex's approval overlay): a header
+//! (tool, session, profile, mode, age), a question, then the body — a coloured unified diff
+//! per file with a line-number gutter, a command with its cwd and timeout, field changes, an
+//! SQL statement, or text — and the key options generated from the keymap.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use serde_json::Value;
+
+use crate::engine::{ChangeKind, FileChange, PendingCall, PreviewBody};
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::approvals::{age, cut, Waiting};
+use crate::tui::chrome::{put_line, sel_style};
+use crate::tui::files::tree::window_offset;
+use crate::tui::keymap::Context;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::diff::diff_rows;
+use crate::tui::widgets::wrap::{draw_top_down, wrap_line, Row};
+
+fn plain(text: impl Into<String>, style: Style) -> Row {
+    (Line::from(Span::styled(text.into(), style)), 0)
+}
+
+pub fn question(body: &PreviewBody) -> &'static str {
+    match body {
+        PreviewBody::Files { .. } => "Would you like to make the following edits?",
+        PreviewBody::Command { .. } => "Would you like to run the following command?",
+        PreviewBody::Records { .. } => "Would you like to save these story changes?",
+        PreviewBody::Statement { .. } => "Would you like to run this SQL statement?",
+        PreviewBody::Text { .. } => "Would you like to allow this?",
+        PreviewBody::Egress { .. } => "Would you like to send this off the machine?",
+    }
+}
+
+/// Header, question and body of a pending call.
+pub fn request_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
+    let t = &app.theme;
+    let mut rows = vec![
+        (
+            Line::from(vec![
+                Span::styled(call.tool.clone(), t.tool.patch(t.diff_header)),
+                Span::styled(
+                    format!(
+                        " · session {} ({}) · {} mode · waiting {}",
+                        call.session_id,
+                        call.profile,
+                        call.mode,
+                        age(&call.requested_at, app.wall_now)
+                    ),
+                    t.dim,
+                ),
+            ]),
+            2,
+        ),
+        plain(question(&call.preview.body), t.diff_header),
+        plain("", t.text),
+    ];
+    rows.extend(body_rows(&call.preview.body, &call.preview.summary, t));
+    rows
+}
+
+/// The key options, from the active keymap so they never go stale.
+pub fn option_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
+    let t = &app.theme;
+    let key = |c: Command| {
+        app.keymap
+            .key_for(c, &[Context::Approvals])
+            .map(|k| k.notation())
+            .unwrap_or_else(|| "—".into())
+    };
+    let opt = |k: String, label: &str| {
+        vec![
+            Span::styled(k, t.key_hint),
+            Span::styled(format!(" {label}  "), t.text),
+        ]
+    };
+    let mut first = vec![Span::styled("› ", t.key_hint)];
+    first.extend(opt(key(Command::Approve), "approve"));
+    if call.session_grant_allowed {
+        first.extend(opt(key(Command::ApproveSession), "approve for session"));
+    }
+    first.extend(opt(key(Command::Reject), "reject"));
+    first.extend(opt(key(Command::EditArgs), "edit"));
+    first.extend(opt(key(Command::Detail), "detail"));
+    if let Some(last) = first.last_mut() {
+        last.content = last.content.trim_end().to_string().into();
+    }
+    let mut rows = vec![(Line::from(first), 2)];
+    if !call.session_grant_allowed {
+        let why = if call.mode.is_read_only() {
+            format!(
+                "  no session grant: in {} mode an approval covers this call only",
+                call.mode
+            )
+        } else {
+            "  no session grant: the approval policy does not offer one for this call".to_string()
+        };
+        rows.push((Line::from(Span::styled(why, t.dim)), 4));
+    }
+    rows
+}
+
+pub fn body_rows(body: &PreviewBody, summary: &str, t: &Theme) -> Vec<Row> {
+    match body {
+        PreviewBody::Files { changes } => files_rows(changes, t),
+        PreviewBody::Command {
+            command,
+            cwd,
+            timeout_secs,
+        } => {
+            let mut rows: Vec<Row> = command
+                .lines()
+                .enumerate()
+                .map(|(i, l)| {
+                    let prefix = if i == 0 { "$ " } else { "  " };
+                    (Line::from(Span::styled(format!("{prefix}{l}"), t.code)), 2)
+                })
+                .collect();
+            let mut meta = format!("  in {cwd}");
+            if let Some(s) = timeout_secs {
+                meta.push_str(&format!(" · timeout {s}s"));
+            }
+            rows.push(plain(meta, t.dim));
+            rows
+        }
+        PreviewBody::Records { changes } => {
+            let mut rows = Vec::new();
+            for rc in changes {
+                // World writes list the error issues they create first: warnings, not edits.
+                if rc.action == crate::world::sandbox::preview::ISSUES_ACTION {
+                    rows.push(plain(format!("⚠ {}", rc.record), t.status_error));
+                    for c in &rc.fields {
+                        rows.push((
+                            Line::from(vec![
+                                Span::styled(format!("  {}", c.field), t.status_error),
+                                Span::raw(" — "),
+                                Span::raw(match &c.after {
+                                    Value::String(s) => s.clone(),
+                                    other => compact(other),
+                                }),
+                            ]),
+                            4,
+                        ));
+                    }
+                    continue;
+                }
+                rows.push(plain(
+                    format!("• {} {}", rc.action, rc.record),
+                    t.diff_header,
+                ));
+                for c in &rc.fields {
+                    rows.push((
+                        Line::from(vec![
+                            Span::raw(format!("  {}: ", c.field)),
+                            Span::styled(compact(&c.before), t.diff_del),
+                            Span::raw(" → "),
+                            Span::styled(compact(&c.after), t.diff_add),
+                        ]),
+                        4,
+                    ));
+                }
+            }
+            rows
+        }
+        PreviewBody::Statement { sql, rows: sample } => {
+            let mut rows: Vec<Row> = sql
+                .lines()
+                .map(|l| (Line::from(Span::styled(l.to_string(), t.code)), 2))
+                .collect();
+            if !sample.is_empty() {
+                rows.push(plain(format!("  {} row(s):", sample.len()), t.dim));
+                for r in sample.iter().take(20) {
+                    rows.push(plain(format!("  {}", compact(r)), t.dim));
+                }
+            }
+            rows
+        }
+        PreviewBody::Text { text } => {
+            let mut rows = vec![plain(
+                crate::text::escape_for_terminal(summary).into_owned(),
+                t.diff_header,
+            )];
+            rows.extend(text.lines().map(|l| (Line::from(l.to_string()), 0)));
+            rows
+        }
+        PreviewBody::Egress {
+            requests,
+            session,
+            earlier,
+        } => egress_rows(requests, session, earlier, t),
+    }
+}
+
+/// Each request (host, then method and URL, then body fields), who asked and what that
+/// session did before: the author judges what could leave with the request.
+fn egress_rows(
+    requests: &[crate::engine::EgressShown],
+    session: &str,
+    earlier: &[String],
+    t: &Theme,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for r in requests {
+        rows.push(plain(format!("• to {}", r.host), t.diff_header));
+        rows.push((
+            Line::from(Span::styled(format!("  {} {}", r.method, r.url), t.code)),
+            4,
+        ));
+        for b in &r.body {
+            rows.push((Line::from(Span::styled(format!("  body: {b}"), t.code)), 4));
+        }
+    }
+    rows.push(plain("", t.text));
+    rows.push(plain(
+        format!("Asked by session {session}. Before this it:"),
+        t.diff_header,
+    ));
+    for e in earlier {
+        rows.push((Line::from(Span::styled(format!("  {e}"), t.dim)), 4));
+    }
+    rows
+}
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("{s:?}"),
+        Value::Null => "(none)".into(),
+        other => other.to_string(),
+    }
+}
+
+fn file_label(c: &FileChange) -> String {
+    let base = match &c.move_to {
+        Some(to) => format!(
+            "{} → {}",
+            crate::text::escape_for_terminal(&c.path),
+            crate::text::escape_for_terminal(to)
+        ),
+        None => crate::text::escape_for_terminal(&c.path).into_owned(),
+    };
+    match c.kind {
+        ChangeKind::Add => format!("{base} (new) (+{})", c.added),
+        ChangeKind::Delete => format!("{base} (deleted) (-{})", c.removed),
+        ChangeKind::Update => format!("{base} (+{} -{})", c.added, c.removed),
+    }
+}
+
+fn files_rows(changes: &[FileChange], t: &Theme) -> Vec<Row> {
+    let added: usize = changes.iter().map(|c| c.added).sum();
+    let removed: usize = changes.iter().map(|c| c.removed).sum();
+    let mut rows = Vec::new();
+    match changes {
+        [] => rows.push(plain("• No file changes", t.diff_header)),
+        [one] => {
+            let verb = match one.kind {
+                ChangeKind::Add => "Added",
+                ChangeKind::Delete => "Deleted",
+                ChangeKind::Update => "Edited",
+            };
+            rows.push(plain(
+                format!("• {verb} {}", file_label(one)),
+                t.diff_header,
+            ));
+            rows.extend(diff_rows(&one.diff, "  ", t));
+        }
+        many => {
+            rows.push(plain(
+                format!("• Edited {} files (+{added} -{removed})", many.len()),
+                t.diff_header,
+            ));
+            for c in many {
+                rows.push((
+                    Line::from(Span::styled(
+                        format!("  └ {}", file_label(c)),
+                        t.diff_header,
+                    )),
+                    4,
+                ));
+                rows.extend(diff_rows(&c.diff, "    ", t));
+            }
+        }
+    }
+    rows
+}
+
+/// The Approvals pane's list: calls and questions in the order they arrived.
+pub fn draw_approvals(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
+    let t = &app.theme;
+    let a = &app.approvals;
+    if a.is_empty() {
+        put_line(
+            buf,
+            area,
+            0,
+            &Line::from(Span::styled("Nothing waiting for approval.", t.dim)),
+        );
+        return;
+    }
+    let h = area.height as usize;
+    let off = window_offset(a.offset, a.selected, h, a.len());
+    for (i, w) in a.items.iter().skip(off).take(h).enumerate() {
+        let mut line = match w {
+            Waiting::Call(c) => Line::from(vec![
+                Span::styled(format!("{:>3} ", age(&c.requested_at, app.wall_now)), t.dim),
+                Span::styled(c.tool.clone(), t.tool),
+                Span::styled(format!(" s{} ", c.session_id), t.dim),
+                Span::raw(cut(&c.preview.summary, 200)),
+            ]),
+            Waiting::Question(q) => Line::from(vec![
+                Span::styled(format!("{:>3} ", age(&q.requested_at, app.wall_now)), t.dim),
+                Span::styled("? question", t.tool_wait),
+                Span::styled(format!(" s{} ", q.session_id), t.dim),
+                Span::raw(cut(&q.title, 200)),
+            ]),
+        };
+        if off + i == a.selected {
+            line = line.style(sel_style(app, focused));
+            buf.set_style(
+                Rect::new(area.x, area.y + i as u16, area.width, 1),
+                sel_style(app, focused),
+            );
+        }
+        put_line(buf, area, i as u16, &line);
+    }
+}
+
+/// The right-hand view: the selected request with its options pinned below, or a question.
+pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    if let Some(q) = app.approvals.selected_question() {
+        let rows = crate::tui::widgets::forms::view::question_rows(app, q);
+        let skip = app
+            .approvals
+            .preview_scroll
+            .min(rows.len().saturating_sub(1));
+        draw_top_down(area, buf, rows.into_iter().skip(skip));
+        return;
+    }
+    let Some(call) = app.approvals.selected_call() else {
+        draw_top_down(
+            area,
+            buf,
+            [
+                (Line::from(Span::styled("Nothing is waiting for your approval.", t.dim)), 0),
+                (Line::from(""), 0),
+                (
+                    Line::from(Span::styled(
+                        "When an agent asks to change the project, the request and its preview show here: y approves, n rejects. Questions from agents and workflows wait here too: Enter answers them.",
+                        t.dim,
+                    )),
+                    0,
+                ),
+            ],
+        );
+        return;
+    };
+    let options = option_rows(app, call);
+    let opt_rows: Vec<Line<'static>> = options
+        .iter()
+        .flat_map(|(l, i)| wrap_line(l, area.width as usize, *i))
+        .collect();
+    let opt_h = (opt_rows.len() as u16 + 1).min(area.height / 2);
+    let body = Rect::new(area.x, area.y, area.width, area.height - opt_h);
+    let rows = request_rows(app, call);
+    let skip = app
+        .approvals
+        .preview_scroll
+        .min(rows.len().saturating_sub(1));
+    draw_top_down(body, buf, rows.into_iter().skip(skip));
+    let opt_area = Rect::new(area.x, area.y + area.height - opt_h, area.width, opt_h);
+    for (i, row) in opt_rows
+        .iter()
+        .enumerate()
+        .take(opt_h.saturating_sub(1) as usize)
+    {
+        put_line(buf, opt_area, i as u16 + 1, row);
+    }
+}

@@ -1,0 +1,345 @@
+//! Overlays drawn over the panes: help (generated from the active keymap), the command
+//! palette, the file finder, the quit dialog, the reject-reason prompt, the argument editor
+//! and the full-screen approval detail.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+use ratatui::Frame;
+
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::approvals::view::{option_rows, request_rows};
+use crate::tui::chrome::{centered, highlighted, overlay_frame, put_line};
+use crate::tui::input::Overlay;
+use crate::tui::keymap::Context;
+use crate::tui::widgets::wrap::Row;
+use crate::tui::widgets::wrap::{draw_top_down, wrap_line};
+
+pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
+    let Some(o) = &app.overlay else { return };
+    let buf = f.buffer_mut();
+    let t = &app.theme;
+    match o {
+        Overlay::Help { scroll } => {
+            let r = centered(
+                area,
+                area.width.saturating_sub(4).max(20),
+                area.height.saturating_sub(2),
+            );
+            let inside = overlay_frame("Keys — Esc closes", r, buf, t);
+            let rows = help_rows(app);
+            let skip = (*scroll).min(rows.len().saturating_sub(inside.height as usize));
+            draw_top_down(inside, buf, rows.into_iter().skip(skip));
+        }
+        Overlay::Palette {
+            input,
+            selected,
+            matches,
+        } => {
+            let r = centered(area, 76, area.height.saturating_sub(4).min(22));
+            let inside = overlay_frame("Command palette — Enter runs · Esc closes", r, buf, t);
+            draw_input_row(input, inside, buf);
+            for (i, (cmd, m)) in matches
+                .iter()
+                .enumerate()
+                .skip(list_start(*selected, inside))
+                .take(list_height(inside))
+            {
+                let y = (i - list_start(*selected, inside)) as u16 + 2;
+                let key = app
+                    .keymap
+                    .key_for(*cmd, &[app.focus.context(), Context::Global])
+                    .map(|k| k.notation())
+                    .unwrap_or_default();
+                let desc_len = cmd.description().chars().count() as u32;
+                let idx: Vec<u32> = m
+                    .indices
+                    .iter()
+                    .copied()
+                    .filter(|i| *i < desc_len)
+                    .collect();
+                let mut spans = highlighted(cmd.description(), &idx, t.text, t.matched);
+                spans.push(Span::styled(format!("  {} {key}", cmd.name()), t.dim));
+                let mut line = Line::from(spans);
+                if i == *selected {
+                    line = line.style(t.selection);
+                    buf.set_style(
+                        Rect::new(inside.x, inside.y + y, inside.width, 1),
+                        t.selection,
+                    );
+                }
+                put_line(buf, inside, y, &line);
+            }
+            if matches.is_empty() {
+                put_line(
+                    buf,
+                    inside,
+                    2,
+                    &Line::from(Span::styled("no action matches", t.dim)),
+                );
+            }
+        }
+        Overlay::Finder {
+            input,
+            selected,
+            matches,
+            ticket,
+        } => {
+            let r = centered(area, 90, area.height.saturating_sub(4).min(26));
+            let count = match &app.files.all_paths {
+                Some(p) => format!("{} files", p.len()),
+                None => "collecting file names…".into(),
+            };
+            let busy = if ticket.is_some() {
+                " · matching…"
+            } else {
+                ""
+            };
+            let inside = overlay_frame(&format!("Find a file — {count}{busy}"), r, buf, t);
+            draw_input_row(input, inside, buf);
+            let start = list_start(*selected, inside);
+            for (i, m) in matches
+                .iter()
+                .enumerate()
+                .skip(start)
+                .take(list_height(inside))
+            {
+                let y = (i - start) as u16 + 2;
+                let mut line = Line::from(highlighted(&m.text, &m.indices, t.text, t.matched));
+                if i == *selected {
+                    line = line.style(t.selection);
+                    buf.set_style(
+                        Rect::new(inside.x, inside.y + y, inside.width, 1),
+                        t.selection,
+                    );
+                }
+                put_line(buf, inside, y, &line);
+            }
+            if matches.is_empty() && app.files.all_paths.is_some() {
+                put_line(
+                    buf,
+                    inside,
+                    2,
+                    &Line::from(Span::styled("no file matches", t.dim)),
+                );
+            }
+        }
+        Overlay::ConfirmQuit { lines } => {
+            let r = centered(area, 64, lines.len() as u16 + 6);
+            let inside = overlay_frame("Quit nbook?", r, buf, t);
+            let mut rows: Vec<Row> = lines.iter().map(|l| (Line::from(l.clone()), 0)).collect();
+            rows.push((Line::from(""), 0));
+            rows.push((
+                Line::from(vec![
+                    Span::styled(key(app, Command::Confirm, Context::Overlay), t.key_hint),
+                    Span::raw(" quit   "),
+                    Span::styled(key(app, Command::Cancel, Context::Overlay), t.key_hint),
+                    Span::raw(" stay"),
+                ]),
+                0,
+            ));
+            draw_top_down(inside, buf, rows);
+        }
+        Overlay::RejectReason { label, input, .. } => {
+            let r = centered(area, 72, 7);
+            let inside = overlay_frame(&format!("Reject {label}?"), r, buf, t);
+            put_line(
+                buf,
+                inside,
+                0,
+                &Line::from(Span::styled("Reason for the agent (optional):", t.dim)),
+            );
+            if inside.height > 1 {
+                input.render(Rect::new(inside.x, inside.y + 1, inside.width, 1), buf);
+            }
+            let hint = Line::from(vec![
+                Span::styled(key(app, Command::Accept, Context::Input), t.key_hint),
+                Span::raw(" rejects   "),
+                Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
+                Span::raw(" keeps the call waiting"),
+            ]);
+            put_line(buf, inside, inside.height.saturating_sub(1), &hint);
+        }
+        Overlay::EditArgs {
+            tool,
+            input,
+            error,
+            checking,
+            ..
+        } => {
+            let r = centered(
+                area,
+                area.width.saturating_sub(6).max(20),
+                area.height.saturating_sub(4),
+            );
+            let inside = overlay_frame(&format!("Edit the arguments of {tool}"), r, buf, t);
+            let mut foot: Vec<Line<'static>> = Vec::new();
+            if let Some(e) = error {
+                foot.extend(wrap_line(
+                    &Line::from(Span::styled(e.clone(), t.input_error)),
+                    inside.width as usize,
+                    2,
+                ));
+            }
+            let status = if *checking {
+                Line::from(Span::styled(
+                    "checking the arguments with the engine…",
+                    t.status_info,
+                ))
+            } else {
+                Line::from(vec![
+                    Span::styled(key(app, Command::Submit, Context::Input), t.key_hint),
+                    Span::raw(" approve with these arguments   "),
+                    Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
+                    Span::raw(" cancel (the call keeps waiting)"),
+                ])
+            };
+            foot.push(status);
+            let foot_h = (foot.len() as u16).min(inside.height / 2);
+            let edit = Rect::new(inside.x, inside.y, inside.width, inside.height - foot_h);
+            input.render(edit, buf);
+            for (i, l) in foot.iter().take(foot_h as usize).enumerate() {
+                put_line(buf, inside, inside.height - foot_h + i as u16, l);
+            }
+        }
+        Overlay::Story(o) => crate::tui::story::view::overlays::draw_overlay(app, o, area, buf),
+        Overlay::Answer(form) => {
+            crate::tui::widgets::forms::view::draw_answer_form(app, form, area, buf)
+        }
+        Overlay::NewSession(form) => {
+            crate::tui::widgets::forms::view::draw_new_session(app, form, area, buf)
+        }
+        Overlay::World(o) => crate::tui::world::view::draw_overlay(app, o, area, buf),
+        Overlay::Trust(p) => crate::tui::chrome::trust::draw(app, p, area, buf),
+        Overlay::Detail { call_id, scroll } => {
+            let r = centered(
+                area,
+                area.width.saturating_sub(2),
+                area.height.saturating_sub(1),
+            );
+            let inside = overlay_frame("Request — Esc closes", r, buf, t);
+            let Some(call) = app.approvals.get(call_id) else {
+                put_line(
+                    buf,
+                    inside,
+                    0,
+                    &Line::from("This call is no longer waiting."),
+                );
+                return;
+            };
+            let mut rows = request_rows(app, call);
+            rows.push((Line::from(""), 0));
+            rows.push((Line::from(Span::styled("Arguments", t.heading2)), 0));
+            let pretty = serde_json::to_string_pretty(&call.args).unwrap_or_default();
+            rows.extend(
+                pretty
+                    .lines()
+                    .map(|l| (Line::from(Span::styled(l.to_string(), t.code)), 2)),
+            );
+            rows.push((Line::from(""), 0));
+            rows.extend(option_rows(app, call));
+            let skip = (*scroll).min(rows.len().saturating_sub(1));
+            draw_top_down(inside, buf, rows.into_iter().skip(skip));
+        }
+    }
+}
+
+fn key(app: &AppState, cmd: Command, ctx: Context) -> String {
+    app.keymap
+        .key_for(cmd, &[ctx])
+        .map(|k| k.notation())
+        .unwrap_or_else(|| "—".into())
+}
+
+fn draw_input_row(input: &tui_textarea::TextArea<'static>, inside: Rect, buf: &mut Buffer) {
+    if inside.height == 0 {
+        return;
+    }
+    input.render(Rect::new(inside.x, inside.y, inside.width, 1), buf);
+    if inside.height > 1 {
+        let rule = "─".repeat(inside.width as usize);
+        buf.set_string(
+            inside.x,
+            inside.y + 1,
+            rule,
+            ratatui::style::Style::default().add_modifier(ratatui::style::Modifier::DIM),
+        );
+    }
+}
+
+fn list_height(inside: Rect) -> usize {
+    inside.height.saturating_sub(2) as usize
+}
+
+fn list_start(selected: usize, inside: Rect) -> usize {
+    let h = list_height(inside).max(1);
+    selected.saturating_sub(h - 1)
+}
+
+/// Help: notices, then the focused pane's keys, global keys, and every other context.
+pub fn help_rows(app: &AppState) -> Vec<Row> {
+    let t = &app.theme;
+    let mut rows: Vec<Row> = Vec::new();
+    for n in &app.notices {
+        rows.push((Line::from(Span::styled(n.clone(), t.status_error)), 2));
+    }
+    let mut order = app.pane_contexts();
+    if !order.contains(&Context::Global) {
+        order.push(Context::Global);
+    }
+    for c in Context::ALL {
+        if !order.contains(&c) {
+            order.push(c);
+        }
+    }
+    for ctx in order {
+        let entries = app.keymap.help_rows(ctx);
+        if entries.is_empty() {
+            continue;
+        }
+        let label = match ctx {
+            Context::Input => "input (text fields)".to_string(),
+            Context::Overlay => "overlay (dialogs and this help)".to_string(),
+            Context::Transcript => "transcript (Sessions, after l)".to_string(),
+            Context::Jobs => "jobs (Sessions, after b)".to_string(),
+            Context::Composer => "composer (Sessions, after i or Enter)".to_string(),
+            Context::Form => {
+                "form (answering a question, a new session; 1–9 pick an option)".to_string()
+            }
+            c => c.name().to_string(),
+        };
+        rows.push((
+            Line::from(Span::styled(format!("[{label}]"), t.heading2)),
+            0,
+        ));
+        for (keys, desc) in entries {
+            rows.push((
+                Line::from(vec![
+                    Span::styled(format!("  {keys:<22}"), t.key_hint),
+                    Span::raw(desc),
+                ]),
+                24,
+            ));
+        }
+    }
+    rows
+}
+
+/// Everything the full-screen detail shows: the request, the arguments, the options.
+pub fn detail_rows(app: &AppState, call: &crate::engine::PendingCall) -> Vec<Row> {
+    let t = &app.theme;
+    let mut rows = request_rows(app, call);
+    rows.push((Line::from(""), 0));
+    rows.push((Line::from(Span::styled("Arguments", t.heading2)), 0));
+    let pretty = serde_json::to_string_pretty(&call.args).unwrap_or_default();
+    rows.extend(
+        pretty
+            .lines()
+            .map(|l| (Line::from(Span::styled(l.to_string(), t.code)), 2)),
+    );
+    rows.push((Line::from(""), 0));
+    rows.extend(option_rows(app, call));
+    rows
+}
