@@ -65,3 +65,21 @@ fn the_author_session_shows_the_edit_as_a_tool_call_approved_by_the_author() {
         insta::assert_snapshot!(format!("author_session_{w}x{h}"), s);
     }
 }
+
+#[test]
+fn the_composer_does_not_open_on_the_author_session() {
+    let b = book();
+    let mut app = author_session_app(&b, 120, 40);
+    let fx = press(&mut app, "i");
+    assert!(fx.is_empty());
+    assert!(!app.sessions.composing);
+    let status = app
+        .status
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default();
+    assert!(
+        status.contains("records your own edits") && status.contains("n starts a session"),
+        "{status}"
+    );
+}

@@ -610,7 +610,11 @@ fn a_confirmed_archive_fails_as_stale_when_an_agent_changed_the_scene_meanwhile(
     b.select(&mut app, NodeRef::Scene(i.s_boat));
     b.keys(&mut app, "x");
     b.keys(&mut app, "y");
-    assert!(status(&app).starts_with("✔ archive StoryScene"), "{}", status(&app));
+    assert!(
+        status(&app).starts_with("✔ archive StoryScene"),
+        "{}",
+        status(&app)
+    );
     assert_eq!(
         b.text(&format!(
             "SELECT status FROM StoryScene WHERE id = {}",
