@@ -215,7 +215,8 @@ fn world_overview(c: &mut Criterion) {
     let mut g = c.benchmark_group("tui");
     g.sample_size(10);
     g.bench_function("world_overview", |b| {
-        b.iter(|| nbook::tui::world::jobs::overview(&db).expect("world"))
+        let read = nbook::engine::read::ReadModel::new(&root, &db);
+        b.iter(|| nbook::tui::world::jobs::overview(&read).expect("world"))
     });
     g.finish();
 }
@@ -238,7 +239,7 @@ fn story_fixture() -> (Option<tempfile::TempDir>, PathBuf) {
 
 /// Run the Story jobs an update asked for (scene lists only; other effects are dropped the
 /// way a frame benchmark does not wait for them).
-fn run_scene_jobs(app: &mut AppState, db: &nbook::plot::PlotDb, fx: Vec<Effect>) {
+fn run_scene_jobs(app: &mut AppState, engine: &Arc<Engine>, fx: Vec<Effect>) {
     use nbook::tui::story::jobs::{self, StoryJob};
     let mut queue = fx;
     while let Some(f) = queue.pop() {
@@ -247,7 +248,7 @@ fn run_scene_jobs(app: &mut AppState, db: &nbook::plot::PlotDb, fx: Vec<Effect>)
             job: job @ StoryJob::Scenes(_),
         } = f
         {
-            let result = jobs::run(db, job);
+            let result = jobs::run(engine, job);
             queue.extend(app.update(Action::StoryJobDone { ticket, result }));
         }
     }
@@ -258,7 +259,7 @@ fn story(c: &mut Criterion) {
     use nbook::tui::story::RowNode;
 
     let (_tmp, root) = story_fixture();
-    let db = jobs::plot_db(&root, &root.join(".nbook/project.sqlite"));
+    let db = nbook::engine::read::ReadModel::new(&root, &root.join(".nbook/project.sqlite"));
     let home = tempfile::tempdir().expect("home");
     let dirs = Dirs {
         config: home.path().join("c"),
@@ -317,7 +318,7 @@ fn story(c: &mut Criterion) {
     g.bench_function("story_scenes_job", |b| {
         b.iter(|| {
             jobs::run(
-                &db,
+                &engine,
                 StoryJob::Scenes(nbook::tui::story::data::Parent::Thread(thread)),
             )
         })
@@ -356,7 +357,7 @@ fn story(c: &mut Criterion) {
         let Some(i) = closed else { break };
         app.story.selected = i;
         let fx = app.update(Action::Cmd(Command::Expand));
-        run_scene_jobs(&mut app, &db, fx);
+        run_scene_jobs(&mut app, &engine, fx);
     }
     let rows = app.story.rows.len();
     eprintln!(
@@ -433,7 +434,8 @@ fn run_world_jobs(app: &mut AppState, root: &Path, fx: Vec<Effect>) {
     let mut queue = fx;
     while let Some(f) = queue.pop() {
         if let Effect::WorldJob { ticket, job } = f {
-            let result = nbook::tui::world::jobs::run(root, &db, job);
+            let result =
+                nbook::tui::world::jobs::run(&nbook::engine::read::ReadModel::new(root, &db), job);
             queue.extend(app.update(Action::WorldJobDone { ticket, result }));
         }
     }
@@ -481,7 +483,8 @@ fn world_pane(c: &mut Criterion) {
     });
     // The off-task jobs behind it (and behind the Issues tab).
     let db = root.join(".nbook/project.sqlite");
-    let job = |j: nbook::tui::world::jobs::WorldJob| nbook::tui::world::jobs::run(&root, &db, j);
+    let read = nbook::engine::read::ReadModel::new(&root, &db);
+    let job = |j: nbook::tui::world::jobs::WorldJob| nbook::tui::world::jobs::run(&read, j);
     use nbook::tui::world::jobs::WorldJob;
     g.bench_function("world_load_job", |b| b.iter(|| job(WorldJob::Load)));
     g.bench_function("world_subjects_job", |b| {

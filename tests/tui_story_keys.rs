@@ -353,7 +353,8 @@ fn a_bad_edit_shows_the_services_error_and_writes_nothing() {
     match story_overlay(&mut app) {
         StoryOverlay::Edit { error, saving, .. } => {
             let e = error.as_deref().unwrap();
-            assert!(e.starts_with("/status: 'finished' is not one of"), "{e}");
+            // The tool's own schema refuses it, as it would an agent's call.
+            assert!(e.starts_with("/status: \"finished\" is not one of"), "{e}");
             assert!(e.contains("nothing was changed"), "{e}");
             assert!(saving.is_none());
         }
@@ -557,4 +558,68 @@ fn an_empty_project_has_nothing_to_select_and_nothing_breaks() {
     }
     // Reading never creates the story row.
     assert_eq!(b.count("SELECT COUNT(*) FROM Story"), 0);
+}
+
+#[test]
+fn a_confirmed_archive_fails_as_stale_when_an_agent_changed_the_scene_meanwhile() {
+    let b = book();
+    let i = &b.ids;
+    let mut app = b.app(120, 40);
+    b.select(&mut app, NodeRef::Chapter(i.ch_relief));
+    b.keys(&mut app, "l");
+    b.select(&mut app, NodeRef::Scene(i.s_boat));
+    b.keys(&mut app, "x");
+    assert!(confirm_lines(&mut app)[0].starts_with("Archive StoryScene"));
+    // While the dialog is open, an agent rewrites the scene's summary through the engine.
+    let agent = b
+        .engine
+        .create_session("leader.default", nbook::engine::Mode::Normal, "agent", None)
+        .unwrap()
+        .id;
+    let r = rt().block_on(b.engine.call(
+        &agent,
+        nbook::engine::ToolCall {
+            id: String::new(),
+            name: "save_story_scene".into(),
+            arguments: serde_json::json!({"action": "update", "sceneId": i.s_boat, "summary": "Rewritten."}),
+        },
+        nbook::engine::Approval::Auto {
+            decision: nbook::engine::Decision::Approve,
+            by: "test",
+        },
+    ));
+    assert!(r.ok, "{}", r.content);
+    let before = std::fs::read(&b.db.db_path).unwrap();
+    b.keys(&mut app, "y");
+    // What the author confirmed is not what would happen now: nothing changes, and the status
+    // bar says why.
+    assert_eq!(std::fs::read(&b.db.db_path).unwrap(), before);
+    assert!(
+        status(&app).starts_with("✗ archive StoryScene") && status(&app).contains("stale"),
+        "{}",
+        status(&app)
+    );
+    assert_eq!(
+        b.text(&format!(
+            "SELECT status FROM StoryScene WHERE id = {}",
+            i.s_boat
+        )),
+        "written"
+    );
+    // Asked again, the dialog shows the current state and the archive goes through.
+    b.select(&mut app, NodeRef::Scene(i.s_boat));
+    b.keys(&mut app, "x");
+    b.keys(&mut app, "y");
+    assert!(
+        status(&app).starts_with("✔ archive StoryScene"),
+        "{}",
+        status(&app)
+    );
+    assert_eq!(
+        b.text(&format!(
+            "SELECT status FROM StoryScene WHERE id = {}",
+            i.s_boat
+        )),
+        "archived"
+    );
 }

@@ -1,20 +1,24 @@
 //! Author writes from the Story pane, run by the real runtime executor against a real engine:
-//! the write lands through the plot services, and is logged as an `author.plot_edit` custom
-//! record in one "Author edits" session per run (opened on the first write); a failed write
-//! changes nothing and logs nothing. Loads answer through the same executor.
+//! each write is a tool call by `author` through the engine (the `save_story_*` tools, the
+//! author-only `delete_story_node`), logged in the project's one author session as a tool call,
+//! its approval resolved by `author` and its result; a failed write changes nothing and records
+//! only its failed call. Loads answer through the same executor, from the engine's read model.
+//!
+//! (Before the author was a principal, these writes were an `author.plot_edit` custom record in
+//! an "Author edits" session opened with a borrowed profile; the records are now the same
+//! tool call / approval / result an agent's change leaves.)
 
 mod tui_story_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use nbook::config::{Config, Dirs};
-use nbook::engine::{Engine, LogRecord};
+use nbook::engine::author::{AUTHOR_SESSION_ID, AUTHOR_SESSION_TITLE};
+use nbook::engine::{EngineEvent, LogRecord};
 use nbook::plot::ledger::NodeRef;
 use nbook::tui::action::{Action, Effect};
 use nbook::tui::runtime::{Executor, Msg};
 use nbook::tui::story::edit::StoryWrite;
-use nbook::tui::story::jobs::{StoryJob, StoryJobResult, AUTHOR_EDIT_KEY, AUTHOR_SESSION_TITLE};
+use nbook::tui::story::jobs::{StoryJob, StoryJobResult};
 use serde_json::json;
 use tui_story_support::*;
 
@@ -41,24 +45,10 @@ fn written(a: Action) -> Result<nbook::tui::story::jobs::Written, String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn author_writes_are_logged_in_one_author_session() {
+async fn author_writes_are_tool_calls_by_the_author_in_one_author_session() {
     let b = book();
-    let home = tempfile::tempdir().unwrap();
-    let dirs = Dirs {
-        config: home.path().join("c"),
-        data: home.path().join("d"),
-        logs: home.path().join("l"),
-    };
-    let ws = nbook::workspace::Workspace::open(&b.root).unwrap();
-    let engine = Arc::new(
-        Engine::open(
-            ws,
-            Config::default(),
-            &dirs,
-            nbook::tools::registry().unwrap(),
-        )
-        .unwrap(),
-    );
+    let engine = b.engine.clone();
+    let mut events = engine.subscribe();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     let exec = Executor::new(engine.clone(), tx);
 
@@ -80,7 +70,7 @@ async fn author_writes_are_logged_in_one_author_session() {
         }),
     });
     let w = written(next(&mut rx).await).unwrap();
-    let sid = w.logged.clone().unwrap().unwrap();
+    assert_eq!(w.logged, Some(Ok(AUTHOR_SESSION_ID.to_string())));
     assert_eq!(w.changes.len(), 1);
     assert_eq!(
         b.text(&format!(
@@ -90,19 +80,32 @@ async fn author_writes_are_logged_in_one_author_session() {
         "The Book"
     );
 
-    // A second write goes to the same session; a failed one changes and logs nothing.
+    // An archive the author confirmed on its preview goes to the same session; a failed
+    // write changes nothing.
     exec.execute(Effect::StoryJob {
         ticket: 3,
-        job: StoryJob::Write(StoryWrite::Archive {
+        job: StoryJob::Prepare(StoryWrite::Archive {
             node: NodeRef::Scene(b.ids.s_boat),
             note: None,
         }),
     });
-    let w2 = written(next(&mut rx).await).unwrap();
-    assert_eq!(w2.logged, Some(Ok(sid.clone())));
-    assert_eq!(w2.changes.len(), 2, "the scene and the promise it reopens");
+    let (write, preview) = match next(&mut rx).await {
+        Action::StoryJobDone {
+            result: StoryJobResult::Prepared(w, Ok(p)),
+            ..
+        } => (w, p.preview),
+        other => panic!("a preview expected, got {other:?}"),
+    };
     exec.execute(Effect::StoryJob {
         ticket: 4,
+        job: StoryJob::Confirmed(write, preview),
+    });
+    let w2 = written(next(&mut rx).await).unwrap();
+    assert_eq!(w2.logged, Some(Ok(AUTHOR_SESSION_ID.to_string())));
+    assert_eq!(w2.changes.len(), 2, "the scene and the promise it reopens");
+    let before = std::fs::read(&b.db.db_path).unwrap();
+    exec.execute(Effect::StoryJob {
+        ticket: 5,
         job: StoryJob::Write(StoryWrite::Update {
             node: thread,
             args: json!({"status": "nope"}),
@@ -113,28 +116,55 @@ async fn author_writes_are_logged_in_one_author_session() {
         e.starts_with("/status:") && e.ends_with("(nothing was changed)"),
         "{e}"
     );
+    assert_eq!(std::fs::read(&b.db.db_path).unwrap(), before);
 
-    let info = engine.session(&sid).unwrap();
+    let info = engine.session(AUTHOR_SESSION_ID).unwrap();
     assert_eq!(info.title, AUTHOR_SESSION_TITLE);
-    let edits: Vec<serde_json::Value> = engine
-        .session_log(&sid)
-        .unwrap()
+    assert_eq!(info.profile, "author");
+    let log = engine.session_log(AUTHOR_SESSION_ID).unwrap();
+    let calls: Vec<(String, String, serde_json::Value)> = log
         .lines
-        .into_iter()
-        .filter_map(|l| match l.record {
-            LogRecord::Custom { key, value } if key == AUTHOR_EDIT_KEY => Some(value),
+        .iter()
+        .filter_map(|l| match &l.record {
+            LogRecord::ToolCall {
+                call_id,
+                tool,
+                args,
+                by,
+            } => {
+                assert_eq!(by, "author");
+                Some((call_id.clone(), tool.clone(), args.clone()))
+            }
             _ => None,
         })
         .collect();
-    assert_eq!(edits.len(), 2);
-    assert_eq!(edits[0]["action"], "update");
-    assert_eq!(edits[0]["by"], "author");
-    assert_eq!(edits[0]["args"], json!({"title": "The Book"}));
-    assert_eq!(edits[0]["changes"][0]["fields"][0]["field"], "title");
-    assert_eq!(edits[0]["changes"][0]["fields"][0]["after"], "The Book");
-    assert_eq!(edits[1]["action"], "archive");
-    assert!(edits[1]["changes"][1]["record"]
-        .as_str()
-        .unwrap()
-        .starts_with("StoryPromise #"));
+    assert_eq!(calls.len(), 2, "a refused edit leaves no call: {calls:?}");
+    assert_eq!(calls[0].1, "save_story_thread");
+    assert_eq!(
+        calls[0].2,
+        json!({"action": "update", "threadId": b.ids.t_book, "title": "The Book"})
+    );
+    assert_eq!(calls[1].1, "save_story_scene");
+    assert_eq!(calls[1].2["action"], "archive");
+    for (id, _, _) in &calls {
+        assert!(log.lines.iter().any(|l| matches!(&l.record,
+            LogRecord::ApprovalResolved { call_id, decision, by, .. }
+                if call_id == id && decision == "approve" && by == "author")));
+        assert!(log.lines.iter().any(|l| matches!(&l.record,
+            LogRecord::ToolResult { call_id, ok: true, .. } if call_id == id)));
+    }
+    // The archive's approval request carries the preview the author confirmed.
+    assert!(log.lines.iter().any(|l| matches!(&l.record,
+        LogRecord::ApprovalRequested { call_id, preview, .. }
+            if *call_id == calls[1].0 && preview.summary.contains("archive StoryScene"))));
+
+    // The panes hear of it as of an agent's change: log lines and the plot domain.
+    let mut plot_changes = 0;
+    while let Ok(ev) = events.try_recv() {
+        if let EngineEvent::DomainsChanged { session_id, .. } = ev {
+            assert_eq!(session_id, AUTHOR_SESSION_ID);
+            plot_changes += 1;
+        }
+    }
+    assert_eq!(plot_changes, 2);
 }

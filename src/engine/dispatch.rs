@@ -120,6 +120,20 @@ impl Engine {
         call: ToolCall,
         approval: Approval,
     ) -> CallResult {
+        self.call_by(Actor::Agent, session_id, call, approval, None)
+            .await
+    }
+
+    /// [`Engine::call`] for any actor. `seen` is the preview the actor confirmed (the author's
+    /// dialog): a call whose fresh preview has other targets fails as stale before anything.
+    pub(super) async fn call_by(
+        self: &Arc<Self>,
+        actor: Actor,
+        session_id: &str,
+        call: ToolCall,
+        approval: Approval,
+        seen: Option<&Preview>,
+    ) -> CallResult {
         let call = if call.id.is_empty() {
             ToolCall {
                 id: self.next_call_id(),
@@ -128,7 +142,9 @@ impl Engine {
         } else {
             call
         };
-        let mut result = self.call_inner(session_id, &call, approval).await;
+        let mut result = self
+            .call_inner(actor, session_id, &call, approval, seen)
+            .await;
         let committed = {
             let mut st = self.state();
             let key = (session_id.to_string(), call.id.clone());
@@ -185,18 +201,22 @@ impl Engine {
 
     async fn call_inner(
         self: &Arc<Self>,
+        actor: Actor,
         session_id: &str,
         call: &ToolCall,
         approval: Approval,
+        seen: Option<&Preview>,
     ) -> CallResult {
-        let (registered_tool, ctx) = match self.admit(session_id, call) {
+        let (registered_tool, ctx) = match self.admit(actor, session_id, call) {
             Ok(x) => x,
             Err(r) => return *r,
         };
         let tool = registered_tool.clone();
         let effects = tool.effects();
         if tool.is_staging() {
-            return self.call_staged(tool, ctx, call, approval).await;
+            return self
+                .call_staged(actor, tool, ctx, call, approval, seen)
+                .await;
         }
         // What an egress call will send is named before anything is sent; a request that
         // could never be made is refused here, before the author is asked.
@@ -218,8 +238,8 @@ impl Engine {
             };
         }
         let targets = tool.write_targets(&ctx, &call.arguments);
-        let mut verdict = self.verdict(&ctx, call, &targets, effects);
-        if let Some(requests) = &egress {
+        let mut verdict = self.verdict_for(actor, &ctx, call, &targets, effects);
+        if let (Some(requests), Actor::Agent) = (&egress, actor) {
             verdict = policy::combine(verdict, self.egress_verdict(&ctx, call, requests));
         }
         let grant_allowed = match verdict {
@@ -235,6 +255,9 @@ impl Engine {
             Ok(p) => p,
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         };
+        if let Some(r) = stale_since_seen(call, seen, &preview) {
+            return r;
+        }
         if preview.changes_nothing() {
             // Asking the author to approve an empty diff wastes their attention.
             let paths: Vec<&str> = match &preview.body {
@@ -303,9 +326,10 @@ impl Engine {
         }
     }
 
-    /// Session, profile, tool, allowlist and argument checks, in that order.
-    fn admit(
+    /// Session, profile, tool, actor, allowlist and argument checks, in that order.
+    pub(super) fn admit(
         self: &Arc<Self>,
+        actor: Actor,
         session_id: &str,
         call: &ToolCall,
     ) -> Result<(Arc<dyn Tool>, ToolCtx), Box<CallResult>> {
@@ -329,6 +353,16 @@ impl Engine {
                 ),
             )));
         };
+        if registered.tool.effects().author_only && actor != Actor::Author {
+            return Err(Box::new(CallResult::fail(
+                call,
+                CallStatus::NotAllowed,
+                format!(
+                    "tool {} is for the author only (the TUI, after a confirmation), whatever profile {} lists; agents cannot hard-delete plot data: archive, abandon or drop instead",
+                    call.name, profile.key
+                ),
+            )));
+        }
         if !profile.allows(&call.name) {
             return Err(Box::new(CallResult::fail(
                 call,
@@ -360,6 +394,24 @@ impl Engine {
             cancel: Default::default(),
         };
         Ok((registered.tool.clone(), ctx))
+    }
+
+    /// The policy's verdict for an agent; the author made the call, so it is always put to
+    /// the author, who answers at once (`Approval::Auto` by `author`) — logged like any other.
+    fn verdict_for(
+        &self,
+        actor: Actor,
+        ctx: &ToolCtx,
+        call: &ToolCall,
+        targets: &[String],
+        effects: Effects,
+    ) -> Verdict {
+        match actor {
+            Actor::Author => Verdict::Ask {
+                grant_allowed: false,
+            },
+            Actor::Agent => self.verdict(ctx, call, targets, effects),
+        }
     }
 
     fn verdict(
@@ -548,18 +600,24 @@ impl Engine {
     /// the policy (and the author, if asked) decided. No transaction is open meanwhile.
     async fn call_staged(
         self: &Arc<Self>,
+        actor: Actor,
         tool: Arc<dyn Tool>,
         ctx: ToolCtx,
         call: &ToolCall,
         approval: Approval,
+        seen: Option<&Preview>,
     ) -> CallResult {
         let held = match self.stage(&tool, &ctx, &call.arguments).await {
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
             Ok(Staged::Done(out)) => return self.finish(&ctx.session_id, call, Ok(out)),
             Ok(Staged::Held(h)) => h,
         };
+        if let Some(r) = stale_since_seen(call, seen, &held.preview) {
+            let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
+            return r;
+        }
         let targets = tool.write_targets(&ctx, &call.arguments);
-        let grant_allowed = match self.verdict(&ctx, call, &targets, tool.effects()) {
+        let grant_allowed = match self.verdict_for(actor, &ctx, call, &targets, tool.effects()) {
             Verdict::Run => return self.resolve_held(&ctx.session_id, call, held, true).await,
             Verdict::Refuse(why) => {
                 let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
@@ -603,7 +661,7 @@ impl Engine {
         }
     }
 
-    async fn stage(
+    pub(super) async fn stage(
         &self,
         tool: &Arc<dyn Tool>,
         ctx: &ToolCtx,
@@ -643,7 +701,7 @@ impl Engine {
         self.finish(session_id, call, outcome)
     }
 
-    async fn preview(
+    pub(super) async fn preview(
         &self,
         tool: &Arc<dyn Tool>,
         ctx: &ToolCtx,
@@ -723,6 +781,22 @@ impl Engine {
             Err(e) => CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         }
     }
+}
+
+/// The actor confirmed `seen`; if the records or files it was computed against changed since,
+/// the call is stale and nothing runs.
+fn stale_since_seen(call: &ToolCall, seen: Option<&Preview>, now: &Preview) -> Option<CallResult> {
+    let seen = seen?;
+    (seen.targets != now.targets).then(|| {
+        CallResult::fail(
+            call,
+            CallStatus::Stale,
+            format!(
+                "stale: what this {} call changes was changed by someone else after its preview was shown; nothing was changed. Look at the new state and make the change again.",
+                call.name
+            ),
+        )
+    })
 }
 
 /// A call refused because its record could not be written first (`what` names the record).

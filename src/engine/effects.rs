@@ -34,6 +34,9 @@ pub struct Effects {
     pub prompt_gated_in_neurobook: bool,
     /// A successful call ends the agent's run with its result.
     pub ends_run: bool,
+    /// Only the author may call it (through [`crate::engine::Engine::author_call`]); the
+    /// engine refuses it for every other actor even when a profile lists it (plot hard delete).
+    pub author_only: bool,
 }
 
 impl Effects {
@@ -46,6 +49,7 @@ impl Effects {
             egress: false,
             prompt_gated_in_neurobook: false,
             ends_run: false,
+            author_only: false,
         }
     }
     pub const fn pauses(mut self) -> Effects {
@@ -66,6 +70,10 @@ impl Effects {
     }
     pub const fn ends_run(mut self) -> Effects {
         self.ends_run = true;
+        self
+    }
+    pub const fn author_only(mut self) -> Effects {
+        self.author_only = true;
         self
     }
 

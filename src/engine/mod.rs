@@ -6,6 +6,7 @@
 //! [`Engine::subscribe`]. The engine never imports ratatui.
 
 pub mod agents;
+pub mod author;
 pub mod dispatch;
 pub mod effects;
 mod egress;
@@ -15,6 +16,7 @@ pub mod lock;
 pub mod log_cap;
 pub mod policy;
 pub mod profiles;
+pub mod read;
 pub mod registry;
 pub mod services;
 pub mod session_log;
@@ -125,6 +127,12 @@ impl Engine {
             dirs.config.join("profiles"),
             ws.nbook_dir().join("profiles"),
         ]);
+        let mut profile_errors = profile_errors;
+        profile_errors.extend(profiles::author_only_listed(&profiles, |t| {
+            registry
+                .get(t)
+                .is_some_and(|r| r.tool.effects().author_only)
+        }));
         let (events, _) = broadcast::channel(4096);
         let lock = lock::EngineLock::acquire(&ws.nbook_dir().join("agent"));
         let jobs = Arc::new(jobs::JobStore::open(

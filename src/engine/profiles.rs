@@ -163,6 +163,13 @@ impl Profiles {
             };
             let prompt = std::fs::read_to_string(path.with_extension("md")).unwrap_or_default();
             match Profile::parse(&text, &prompt, &source) {
+                Ok(p) if p.key == super::author::AUTHOR_PROFILE => errors.push(ProfileError {
+                    origin: source,
+                    message: format!(
+                        "the key `{}` is reserved for the author's own calls from the TUI; this file is ignored (give it another key)",
+                        p.key
+                    ),
+                }),
                 Ok(p) => self.insert(p),
                 Err(e) => errors.push(e),
             }
@@ -180,6 +187,31 @@ impl Profiles {
     pub fn iter(&self) -> impl Iterator<Item = &Arc<Profile>> {
         self.by_key.values()
     }
+}
+
+/// Profiles other than the author's that list an author-only tool (`is_author_only`): each is
+/// reported; the engine refuses those calls for any actor but the author anyway.
+pub fn author_only_listed(
+    profiles: &Profiles,
+    is_author_only: impl Fn(&str) -> bool,
+) -> Vec<ProfileError> {
+    profiles
+        .iter()
+        .filter(|p| p.key != super::author::AUTHOR_PROFILE)
+        .flat_map(|p| {
+            p.tools
+                .iter()
+                .filter(|t| is_author_only(t))
+                .map(|t| ProfileError {
+                    origin: p.source.clone(),
+                    message: format!(
+                        "profile {} lists {t}, which only the author may call (from the TUI); calls from this profile will be refused",
+                        p.key
+                    ),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 #[cfg(test)]

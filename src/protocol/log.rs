@@ -29,6 +29,15 @@ pub enum LogRecord {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCall>,
     },
+    /// A call made by someone other than the session's model (the author from the TUI);
+    /// a model's calls are in its `assistant` record.
+    ToolCall {
+        call_id: CallId,
+        tool: String,
+        args: Value,
+        /// author
+        by: String,
+    },
     ApprovalRequested {
         /// The engine's approval id; empty in logs written before approvals had their own id
         /// (their records are matched by `call_id`).

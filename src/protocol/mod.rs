@@ -20,7 +20,7 @@ mod session;
 mod time;
 
 pub use approval::{Decision, PendingCall};
-pub use call::ToolCall;
+pub use call::{Actor, ToolCall};
 pub use domain::Domain;
 pub use events::EngineEvent;
 pub use ids::{ApprovalId, CallId, SessionId};

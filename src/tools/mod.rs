@@ -14,6 +14,7 @@ pub mod preview_diff;
 pub mod read_window;
 pub mod research;
 pub mod sql;
+pub mod story_author;
 pub mod subject_memory;
 pub mod tasks;
 pub mod web;
@@ -53,6 +54,7 @@ pub fn register_all(registry: &mut Registry) -> Result<(), String> {
     registry.register(Arc::new(plot_write::SaveStoryPromise))?;
     registry.register(Arc::new(plot_write::SavePromiseBeat))?;
     registry.register(Arc::new(plot_write::SaveStoryDecision))?;
+    registry.register(Arc::new(story_author::DeleteStoryNode))?;
     registry.register(Arc::new(world::ExecuteWorld))?;
     registry.register(Arc::new(world::GetSceneWorldContext))?;
     registry.register(Arc::new(sql::ExecuteSql))?;

@@ -7,7 +7,7 @@
 //! job store's broadcast like engine events.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyEvent};
@@ -55,8 +55,6 @@ pub struct Executor {
     pub tx: UnboundedSender<Msg>,
     pub root: PathBuf,
     pub db: PathBuf,
-    /// The session author edits from the Story pane are logged to (opened on the first).
-    pub author_session: Arc<Mutex<Option<String>>>,
     /// Runs the agents the author prompts, steers and cancels (absent in tests and benches
     /// that only load data: those effects then say so).
     pub host: Option<Arc<Host>>,
@@ -73,7 +71,6 @@ impl Executor {
             tx,
             root,
             db,
-            author_session: Arc::default(),
             host: None,
             dirs: None,
         }
@@ -304,16 +301,15 @@ impl Executor {
             }),
             Effect::LoadStory { ticket } => self.blocking(move |x| Action::StoryLoaded {
                 ticket,
-                result: story_jobs::load(&story_jobs::plot_db(&x.root, &x.db)),
+                result: story_jobs::load(&x.engine.read()),
             }),
-            Effect::StoryJob { ticket, job } => self.blocking(move |x| {
-                let mut result = story_jobs::run(&story_jobs::plot_db(&x.root, &x.db), job);
-                story_jobs::log_result(&x.engine, &x.author_session, &mut result);
-                Action::StoryJobDone { ticket, result }
+            Effect::StoryJob { ticket, job } => self.blocking(move |x| Action::StoryJobDone {
+                ticket,
+                result: story_jobs::run(&x.engine, job),
             }),
             Effect::WorldJob { ticket, job } => self.blocking(move |x| Action::WorldJobDone {
                 ticket,
-                result: world_jobs::run(&x.root, &x.db, job),
+                result: world_jobs::run(&x.engine.read(), job),
             }),
         }
         false

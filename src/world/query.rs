@@ -104,6 +104,13 @@ impl WorldView {
         self.world.calendar.step(t, zoom, n)
     }
 
+    /// How many slices the world has.
+    pub fn slice_count(&self) -> Result<i64, WorldError> {
+        Ok(self
+            .conn
+            .query_row(r#"SELECT count(*) FROM "WorldSlice""#, [], |r| r.get(0))?)
+    }
+
     /// First and last slice instants.
     pub fn bounds(&self) -> Result<Option<(i64, i64)>, WorldError> {
         let r: (Option<i64>, Option<i64>) = self.conn.query_row(

@@ -1,14 +1,17 @@
 //! Shared fixture for the Story pane tests: a real temporary project whose plot is built
-//! through the plot services (the phase, which has no service, by SQL), an `AppState` on it,
-//! and a driver that runs the pane's effects synchronously through the real jobs
-//! (`nbook::tui::story::jobs`) the way the runtime does off the UI task.
+//! through the plot services (the phase, which has no service, by SQL), a real engine on it,
+//! an `AppState`, and a driver that runs the pane's effects synchronously through the real
+//! jobs (`nbook::tui::story::jobs`, reading through the engine's read model and writing as the
+//! author through the engine) the way the runtime does off the UI task.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use nbook::engine::Engine;
 use nbook::plot::input::*;
 use nbook::plot::ledger::NodeRef;
-use nbook::plot::{Field, PlotDb};
+use nbook::plot::{Field, PlotDb, ProjectMeta};
 use nbook::tui::action::{Action, Effect};
 use nbook::tui::app::AppState;
 use nbook::tui::story::jobs;
@@ -40,8 +43,23 @@ pub struct Ids {
 pub struct Book {
     _tmp: tempfile::TempDir,
     pub root: PathBuf,
+    /// The test's own access to the database (building the book, checking results).
     pub db: PlotDb,
+    pub engine: Arc<Engine>,
     pub ids: Ids,
+}
+
+/// The runtime engine calls run on (the jobs block on them, as on the runtime's blocking
+/// pool). Shared and never dropped, so a `Book` may also live inside an async test.
+pub fn rt() -> &'static tokio::runtime::Runtime {
+    static RT: std::sync::OnceLock<tokio::runtime::Runtime> = std::sync::OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    })
 }
 
 fn s(v: &str) -> Option<String> {
@@ -66,11 +84,27 @@ pub fn empty_book() -> Book {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("book");
     nbook::workspace::init::init(&root, Some("The Hesta Light")).unwrap();
-    let db = jobs::plot_db(&root, &root.join(".nbook/project.sqlite"));
+    let db = PlotDb::new(root.join(".nbook/project.sqlite"), ProjectMeta::load(&root));
+    let dirs = nbook::config::Dirs {
+        config: tmp.path().join("home"),
+        data: tmp.path().join("home/data"),
+        logs: tmp.path().join("home/logs"),
+    };
+    let ws = nbook::workspace::Workspace::open(&root).unwrap();
+    let engine = Arc::new(
+        Engine::open(
+            ws,
+            nbook::config::Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    );
     Book {
         _tmp: tmp,
         root,
         db,
+        engine,
         ids: Ids {
             act: 0,
             ch_oil: 0,
@@ -297,12 +331,13 @@ impl Book {
             let next = match f {
                 Effect::LoadStory { ticket } => app.update(Action::StoryLoaded {
                     ticket,
-                    result: jobs::load(&self.db),
+                    result: jobs::load(&self.engine.read()),
                 }),
-                Effect::StoryJob { ticket, job } => app.update(Action::StoryJobDone {
-                    ticket,
-                    result: jobs::run(&self.db, job),
-                }),
+                Effect::StoryJob { ticket, job } => {
+                    let _in_runtime = rt().enter();
+                    let result = jobs::run(&self.engine, job);
+                    app.update(Action::StoryJobDone { ticket, result })
+                }
                 _ => Vec::new(),
             };
             queue.extend(next);

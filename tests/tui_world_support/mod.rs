@@ -116,7 +116,10 @@ impl Book {
             let f = queue.remove(0);
             match f {
                 Effect::WorldJob { ticket, job } => {
-                    let result = jobs::run(&self.root, &self.db, job);
+                    let result = jobs::run(
+                        &nbook::engine::read::ReadModel::new(&self.root, &self.db),
+                        job,
+                    );
                     queue.extend(app.update(Action::WorldJobDone { ticket, result }));
                 }
                 other => rest.push(other),

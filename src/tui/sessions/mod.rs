@@ -292,6 +292,15 @@ impl Transcript {
                     self.usage_slot.get_or_insert(i);
                 }
             }
+            // A call the author made from the TUI (an agent's calls come in its reply).
+            LogRecord::ToolCall {
+                call_id,
+                tool,
+                args,
+                ..
+            } => {
+                self.tool_entry(call_id, tool, Some(args));
+            }
             LogRecord::ApprovalRequested {
                 call_id,
                 tool,

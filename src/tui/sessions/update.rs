@@ -51,6 +51,16 @@ impl AppState {
             self.info(format!("No session yet: {key} starts one."));
             return false;
         };
+        // The author session records the author's own edits: no model runs there.
+        if self.sessions.selected().map(|s| s.profile.as_str())
+            == Some(crate::engine::author::AUTHOR_PROFILE)
+        {
+            let key = self.sessions_key(Command::NewSession, Context::Sessions);
+            self.info(format!(
+                "Session {id} records your own edits; no agent runs there. {key} starts a session to talk to an agent."
+            ));
+            return false;
+        }
         self.sessions
             .drafts
             .entry(id)

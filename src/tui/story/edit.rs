@@ -1,23 +1,21 @@
-//! Author writes from the Story pane, through the same plot services and lifecycle rules as the
-//! agents' `save_story_*` tools.
+//! Author writes from the Story pane, as tool calls the engine runs for the author: the very
+//! `save_story_*` tools the agents call, and the author-only `delete_story_node`.
 //!
 //! Editing is JSON: `e` opens the selected record's editable fields as a JSON object whose keys
 //! are exactly the tools' argument names (`title`, `status`, `brief.readerKnows`,
 //! `worldAnchor.startTime`, …). On save only the keys whose value changed are sent, as the
-//! tools' `update` action would receive them: `null` clears a field, a deleted key keeps the
-//! stored value, unknown keys are refused by name. The arguments go through
-//! [`crate::plot::args`] (the tools' own parsing) into the `update_*` services, so every rule,
+//! tools' `update` action receives them: `null` clears a field, a deleted key keeps the stored
+//! value, unknown keys are refused by name. The tool validates and applies them, so every rule,
 //! error message and JSON Pointer is the tools'.
 //!
 //! Archive is the agents' soft delete per kind (thread/scene `archive`, promise `abandon`,
-//! decision `drop` with a note); delete is the author-only hard delete with its cascade.
+//! decision `drop` with a note); delete is the author-only hard delete with its cascade. Which
+//! tool each becomes is [`crate::tools::story_author`]'s to say.
 
 use serde_json::{json, Map, Value};
 
-use crate::plot::args::{self as pargs, ArgReader};
-use crate::plot::input::{DecisionInput, PromiseInput, SceneInput, ThreadInput};
 use crate::plot::ledger::{NodeDetail, NodeRef};
-use crate::plot::{Field, Plot, PlotError, PlotResult};
+use crate::tools::story_author::{self, StoryCall};
 
 /// A write the author asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,6 +43,17 @@ impl StoryWrite {
             StoryWrite::Update { .. } => "update",
             StoryWrite::Delete { .. } => "delete",
             StoryWrite::Archive { node, .. } => archive_verb(*node).unwrap_or("archive"),
+        }
+    }
+
+    /// The tool call this write is.
+    pub fn call(&self) -> Result<StoryCall, String> {
+        match self {
+            StoryWrite::Update { node, args } => story_author::update_call(*node, args),
+            StoryWrite::Archive { node, note } => {
+                story_author::archive_call(*node, note.as_deref())
+            }
+            StoryWrite::Delete { node } => story_author::delete_call(*node),
         }
     }
 }
@@ -157,6 +166,8 @@ pub fn form_of(detail: &NodeDetail) -> Result<EditForm, String> {
                     "note": opt(s.note.clone()),
                     "worldAnchor": {
                         "startTime": opt(w.start_time.clone()), "endTime": opt(w.end_time.clone()),
+                        // The tool requires them and ignores them on write (derived from the times).
+                        "startInstant": opt(w.start_instant), "endInstant": opt(w.end_instant),
                         "subjectIds": w.subject_ids, "locationSubjectId": opt(w.location_subject_id.clone()),
                     },
                     "refs": refs,
@@ -240,7 +251,14 @@ fn nested_keys(key: &str) -> Option<&'static [&'static str]> {
             "ending",
             "doNotWrite",
         ]),
-        "worldAnchor" => Some(&["startTime", "endTime", "subjectIds", "locationSubjectId"]),
+        "worldAnchor" => Some(&[
+            "startTime",
+            "endTime",
+            "startInstant",
+            "endInstant",
+            "subjectIds",
+            "locationSubjectId",
+        ]),
         "anchor" => Some(&["kind", "id", "path"]),
         _ => None,
     }
@@ -281,96 +299,6 @@ pub fn changed_args(form: &EditForm, text: &str) -> Result<Option<Value>, String
         }
     }
     Ok((!out.is_empty()).then_some(Value::Object(out)))
-}
-
-/// Run a write through the services (inside [`crate::plot::PlotDb::dry_run`] or `commit`).
-pub fn apply(p: &mut Plot, w: &StoryWrite) -> PlotResult<()> {
-    match w {
-        StoryWrite::Update { node, args } => update(p, *node, args),
-        StoryWrite::Archive { node, note } => archive(p, *node, note.as_deref()),
-        StoryWrite::Delete { node } => p.hard_delete(*node).map(drop),
-    }
-}
-
-fn update(p: &mut Plot, node: NodeRef, args: &Value) -> PlotResult<()> {
-    let a = ArgReader::new(args)?;
-    match node {
-        NodeRef::Act(id) => drop(p.update_act(id, &pargs::act_input(&a)?)?),
-        NodeRef::Chapter(id) => drop(p.update_chapter(id, &pargs::chapter_input(&a)?)?),
-        NodeRef::Thread(id) => drop(p.update_thread(id, &pargs::thread_input(&a)?)?),
-        NodeRef::Scene(id) => {
-            let mut input = pargs::scene_input(&a)?;
-            input.thread_id = a.id("threadId")?;
-            drop(p.update_scene(id, &input)?)
-        }
-        NodeRef::Promise(id) => drop(p.update_promise(id, &pargs::promise_input(&a)?)?),
-        NodeRef::Decision(id) => drop(p.update_decision(id, &pargs::decision_input(&a)?)?),
-        NodeRef::Story | NodeRef::Phase(_) => {
-            return Err(PlotError::general(
-                crate::plot::ErrorKind::Invalid,
-                "the story and its phases cannot be edited here",
-            ))
-        }
-    }
-    Ok(())
-}
-
-fn archive(p: &mut Plot, node: NodeRef, note: Option<&str>) -> PlotResult<()> {
-    match node {
-        NodeRef::Thread(id) => drop(p.archive_thread(id, &ThreadInput::default())?),
-        NodeRef::Scene(id) => drop(p.archive_scene(id, &SceneInput::default())?),
-        NodeRef::Promise(id) => drop(p.abandon_promise(id, &PromiseInput::default())?),
-        NodeRef::Decision(id) => {
-            let note = match note.map(str::trim).filter(|n| !n.is_empty()) {
-                Some(n) => Field::Set(n.to_string()),
-                None => Field::Keep,
-            };
-            drop(p.drop_decision(
-                id,
-                &DecisionInput {
-                    note,
-                    ..DecisionInput::default()
-                },
-            )?)
-        }
-        _ => {
-            return Err(PlotError::general(
-                crate::plot::ErrorKind::Invalid,
-                "only threads and scenes (archive), promises (abandon) and decisions (drop) have a soft delete; acts and chapters can only be deleted",
-            ))
-        }
-    }
-    Ok(())
-}
-
-/// Lines describing record changes, for a confirmation dialog and the status bar.
-pub fn change_lines(changes: &[crate::engine::types::RecordChange]) -> Vec<String> {
-    let mut out = Vec::new();
-    for c in changes {
-        out.push(format!("{} {}", c.action, c.record));
-        for f in &c.fields {
-            out.push(format!(
-                "  {}: {} → {}",
-                f.field,
-                short(&f.before),
-                short(&f.after)
-            ));
-        }
-    }
-    out
-}
-
-fn short(v: &Value) -> String {
-    let s = match v {
-        Value::String(s) => format!("{s:?}"),
-        other => other.to_string(),
-    };
-    if s.chars().count() > 60 {
-        let cut: String = s.chars().take(59).collect();
-        format!("{cut}…")
-    } else {
-        s
-    }
 }
 
 #[cfg(test)]

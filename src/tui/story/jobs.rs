@@ -2,24 +2,22 @@
 //! ticketed actions (stale tickets are dropped): the tree overview with both ledgers, the
 //! scenes of one chapter or thread, a node's detail or a chapter's writer brief, the search
 //! index and its fuzzy matches (nucleo), edit forms, previews of writes and the writes
-//! themselves. Plain functions over a [`PlotDb`] so tests and benches call them directly.
-//!
-//! Author writes are logged by [`log_author_edit`]: a `custom` record with key
-//! `author.plot_edit` (the write and its field-by-field changes) in an "Author edits" session
-//! the UI opens on the first write of a run, plus a `tracing` line.
+//! themselves. Reads go through the engine's read model; writes are tool calls by the author
+//! through [`Engine::author_call`] (previewed with [`Engine::author_preview`]), logged in the
+//! project's author session and announced like an agent's change. Plain functions over the
+//! engine so tests and benches call them directly.
 
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use nucleo::pattern::{CaseMatching, Normalization, Pattern};
 use nucleo::{Config, Matcher, Utf32Str};
-use serde_json::json;
 
-use crate::engine::types::RecordChange;
-use crate::engine::{Engine, LogRecord, Mode};
+use crate::engine::author::preview_lines;
+use crate::engine::read::ReadModel;
+use crate::engine::types::{Preview, PreviewBody, RecordChange};
+use crate::engine::{CallResult, CallStatus, Engine};
 use crate::plot::brief::{BriefDto, BriefMode};
 use crate::plot::ledger::{NodeDetail, NodeRef};
-use crate::plot::{PlotDb, ProjectMeta};
 use crate::tui::story::data::{Parent, SceneItem, StoryData};
 use crate::tui::story::edit::{self, EditForm, StoryWrite};
 use crate::tui::widgets::markdown::{classify, LineKind};
@@ -87,9 +85,19 @@ pub enum StoryJob {
         items: Arc<Vec<SearchItem>>,
     },
     EditForm(NodeRef),
-    /// Dry-run a write (or summarise a delete's cascade) for the confirmation dialog.
+    /// Preview a write (a delete: its cascade) for the confirmation dialog.
     Prepare(StoryWrite),
+    /// A write the author made without a dialog (an edit form's changed keys).
     Write(StoryWrite),
+    /// A write the author confirmed on this preview: stale if its records changed since.
+    Confirmed(StoryWrite, Box<Preview>),
+}
+
+/// What the confirmation dialog shows, and the preview it confirms.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prepared {
+    pub lines: Vec<String>,
+    pub preview: Box<Preview>,
 }
 
 /// A committed write: what changed, and where it was logged.
@@ -107,114 +115,152 @@ pub enum StoryJobResult {
     SearchIndex(Result<Vec<SearchItem>, String>),
     Matched { query: String, hits: Vec<SearchHit> },
     EditForm(NodeRef, Result<EditForm, String>),
-    Prepared(StoryWrite, Result<Vec<String>, String>),
+    Prepared(StoryWrite, Result<Prepared, String>),
     Written(StoryWrite, Result<Written, String>),
 }
 
-/// The project's plot database as the pane reads and writes it, with the project calendar
-/// for world anchors (the default gregorian one if `calendar.toml` cannot be read — the
-/// plot tools report that error; the pane still shows the story).
-pub fn plot_db(root: &Path, db: &Path) -> PlotDb {
-    let plot = PlotDb::new(db.to_path_buf(), ProjectMeta::load(root));
-    match crate::world::calendar::Calendar::load(root) {
-        Ok(cal) => plot.with_calendar(std::sync::Arc::new(cal)),
-        Err(e) => {
-            tracing::warn!("story pane: {e}; showing anchors in the default calendar");
-            plot
-        }
-    }
-}
-
 /// Both trees with counts and brief statuses, and both ledgers (one read).
-pub fn load(db: &PlotDb) -> Result<StoryData, String> {
-    if !db.db_path.exists() {
-        return Ok(StoryData::default());
-    }
-    db.read(|p| {
-        let overview = p.overview()?;
-        let promises = p.promise_ledger()?;
-        let decisions = p.decision_ledger()?;
-        Ok(StoryData::new(overview, promises, decisions))
-    })
-    .map_err(|e| format!("story query failed: {e}"))
+pub fn load(read: &ReadModel) -> Result<StoryData, String> {
+    let o = read.story_overview().map_err(|e| e.to_string())?;
+    Ok(StoryData::new(o.tree, o.promises, o.decisions))
 }
 
-pub fn run(db: &PlotDb, job: StoryJob) -> StoryJobResult {
-    let err = |e: crate::plot::PlotError| e.to_string();
+pub fn run(engine: &Arc<Engine>, job: StoryJob) -> StoryJobResult {
+    let read = engine.read();
+    let err = |e: crate::engine::read::ReadError| e.to_string();
     match job {
         StoryJob::Scenes(parent) => {
-            let r = db
-                .read(|p| match parent {
-                    Parent::Chapter(c) => Ok(p
-                        .chapter_scenes(c)?
-                        .iter()
-                        .map(|s| SceneItem::from_chapter(c, s))
-                        .collect()),
-                    Parent::Thread(t) => Ok(p
-                        .thread_scenes(t)?
-                        .iter()
-                        .map(SceneItem::from_thread)
-                        .collect()),
-                })
-                .map_err(err);
+            let r = match parent {
+                Parent::Chapter(c) => read
+                    .chapter_scenes(c)
+                    .map(|v| v.iter().map(|s| SceneItem::from_chapter(c, s)).collect()),
+                Parent::Thread(t) => read
+                    .thread_scenes(t)
+                    .map(|v| v.iter().map(SceneItem::from_thread).collect()),
+            }
+            .map_err(err);
             StoryJobResult::Scenes(parent, r)
         }
         StoryJob::Detail(key) => {
-            let r = db
-                .read(|p| match key {
-                    DetailKey::Node(n) => Ok(DetailDoc::Node(Box::new(p.node_detail(n)?))),
-                    DetailKey::Brief(c) => {
-                        let brief = p.writer_brief(c, BriefMode::Autonomous)?;
-                        let lines = classify(&brief.suggested_brief_markdown, true);
-                        Ok(DetailDoc::Brief {
-                            brief: Box::new(brief),
-                            lines,
-                        })
+            let r = match key {
+                DetailKey::Node(n) => read.node_detail(n).map(|d| DetailDoc::Node(Box::new(d))),
+                DetailKey::Brief(c) => read.writer_brief(c, BriefMode::Autonomous).map(|brief| {
+                    let lines = classify(&brief.suggested_brief_markdown, true);
+                    DetailDoc::Brief {
+                        brief: Box::new(brief),
+                        lines,
                     }
-                })
-                .map_err(err);
+                }),
+            }
+            .map_err(err);
             StoryJobResult::Detail(key, r)
         }
-        StoryJob::SearchIndex(data) => StoryJobResult::SearchIndex(search_index(db, &data)),
+        StoryJob::SearchIndex(data) => StoryJobResult::SearchIndex(search_index(&read, &data)),
         StoryJob::Match { query, items } => {
             let hits = fuzzy(&query, &items, SEARCH_LIMIT);
             StoryJobResult::Matched { query, hits }
         }
         StoryJob::EditForm(node) => {
-            let r = db
-                .read(|p| p.node_detail(node))
+            let r = read
+                .node_detail(node)
                 .map_err(err)
                 .and_then(|d| edit::form_of(&d));
             StoryJobResult::EditForm(node, r)
         }
         StoryJob::Prepare(w) => {
-            let r = match &w {
-                StoryWrite::Delete { node } => {
-                    db.read(|p| p.cascade_summary(*node)).map(|s| s.lines())
-                }
-                other => db
-                    .dry_run(|p| edit::apply(p, other))
-                    .map(|o| edit::change_lines(&o.changes)),
-            }
-            .map_err(|e| format!("{e} (nothing was changed)"));
+            let r = prepare(engine, &w);
             StoryJobResult::Prepared(w, r)
         }
         StoryJob::Write(w) => {
-            let r = db
-                .commit(|p| edit::apply(p, &w))
-                .map(|o| Written {
-                    changes: o.changes,
-                    logged: None,
-                })
-                .map_err(|e| format!("{e} (nothing was changed)"));
+            let r = write(engine, &w, None);
+            StoryJobResult::Written(w, r)
+        }
+        StoryJob::Confirmed(w, seen) => {
+            let r = write(engine, &w, Some(*seen));
             StoryJobResult::Written(w, r)
         }
     }
 }
 
+/// Run an engine call from this blocking job (the runtime runs jobs on its blocking pool).
+fn block_on<T>(f: impl std::future::Future<Output = T>) -> Result<T, String> {
+    tokio::runtime::Handle::try_current()
+        .map(|h| h.block_on(f))
+        .map_err(|_| "no engine runtime to run the call on; nothing was changed".to_string())
+}
+
+/// A failed call as the pane shows it: each bad field as `/pointer: message`, and whether
+/// anything changed.
+fn failure(r: &CallResult) -> String {
+    let text = match (&r.status, &r.details) {
+        (CallStatus::InvalidArgs, Some(d)) => {
+            let fields: Vec<String> = d
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|f| {
+                    format!(
+                        "{}: {}",
+                        f["pointer"]
+                            .as_str()
+                            .filter(|p| !p.is_empty())
+                            .unwrap_or("/"),
+                        f["message"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect();
+            fields.join("; ")
+        }
+        _ => r.content.clone(),
+    };
+    if text.contains("nothing was changed") || r.status == CallStatus::LogFailed {
+        text
+    } else {
+        format!("{text} (nothing was changed)")
+    }
+}
+
+/// The engine's preview of a write, as lines for the confirmation dialog.
+fn prepare(engine: &Arc<Engine>, w: &StoryWrite) -> Result<Prepared, String> {
+    let call = w.call()?;
+    let preview =
+        block_on(engine.author_preview(call.tool, &call.args))?.map_err(|r| failure(&r))?;
+    Ok(Prepared {
+        lines: preview_lines(&preview),
+        preview: Box::new(preview),
+    })
+}
+
+/// Make the write as the author: previewed (its record changes are what the status bar
+/// counts), then called on that preview, so a change made meanwhile makes it stale.
+fn write(engine: &Arc<Engine>, w: &StoryWrite, seen: Option<Preview>) -> Result<Written, String> {
+    let call = w.call()?;
+    let preview = match seen {
+        Some(p) => p,
+        None => block_on(engine.author_preview(call.tool, &call.args))?.map_err(|r| failure(&r))?,
+    };
+    let r = block_on(engine.author_call(call.tool, call.args, Some(&preview)))?;
+    if !r.ok {
+        return Err(failure(&r));
+    }
+    // A delete's preview is its cascade summary; its result lists every record it removed.
+    let changes = match (
+        &preview.body,
+        r.details.as_ref().and_then(|d| d.get("changes")),
+    ) {
+        (PreviewBody::Records { changes }, _) => changes.clone(),
+        (_, Some(v)) => serde_json::from_value(v.clone()).unwrap_or_default(),
+        _ => Vec::new(),
+    };
+    Ok(Written {
+        changes,
+        logged: Some(Ok(crate::engine::author::AUTHOR_SESSION_ID.to_string())),
+    })
+}
+
 /// Every title in the story: acts, chapters, phases, threads, promises, decisions (from the
 /// loaded data) and all scenes (one query).
-pub fn search_index(db: &PlotDb, data: &StoryData) -> Result<Vec<SearchItem>, String> {
+pub fn search_index(read: &ReadModel, data: &StoryData) -> Result<Vec<SearchItem>, String> {
     let o = &data.overview;
     let item = |node, title: &str| SearchItem {
         node,
@@ -243,16 +289,14 @@ pub fn search_index(db: &PlotDb, data: &StoryData) -> Result<Vec<SearchItem>, St
     for d in &data.decisions {
         out.push(item(NodeRef::Decision(d.id), &d.title));
     }
-    if db.db_path.exists() {
-        let scenes = db
-            .read(|p| p.scene_titles())
-            .map_err(|e| format!("cannot list the scenes: {e}"))?;
-        out.extend(scenes.into_iter().map(|s| SearchItem {
-            node: NodeRef::Scene(s.id),
-            title: s.title,
-            place: Some((s.thread_id, s.chapter_id)),
-        }));
-    }
+    let scenes = read
+        .scene_titles()
+        .map_err(|e| format!("cannot list the scenes: {e}"))?;
+    out.extend(scenes.into_iter().map(|s| SearchItem {
+        node: NodeRef::Scene(s.id),
+        title: s.title,
+        place: Some((s.thread_id, s.chapter_id)),
+    }));
     Ok(out)
 }
 
@@ -296,75 +340,4 @@ pub fn fuzzy(query: &str, items: &[SearchItem], limit: usize) -> Vec<SearchHit> 
             SearchHit { item, indices }
         })
         .collect()
-}
-
-/// The title of the session author edits are logged to.
-pub const AUTHOR_SESSION_TITLE: &str = "Author edits (Story pane)";
-/// The `custom` record key of an author edit.
-pub const AUTHOR_EDIT_KEY: &str = "author.plot_edit";
-
-/// Log a committed author write: a `custom` record in this run's author session (opened on
-/// the first write; `session` remembers it), and a tracing line. Returns the session id.
-pub fn log_author_edit(
-    engine: &Engine,
-    session: &Mutex<Option<String>>,
-    write: &StoryWrite,
-    changes: &[RecordChange],
-) -> Result<String, String> {
-    let mut slot = session.lock().unwrap_or_else(|e| e.into_inner());
-    let id = match slot.as_ref() {
-        Some(id) => id.clone(),
-        None => {
-            let profile = if engine.profiles().get("leader.default").is_some() {
-                "leader.default".to_string()
-            } else {
-                engine
-                    .profiles()
-                    .iter()
-                    .next()
-                    .map(|p| p.key.clone())
-                    .ok_or("no agent profile to open the author session with")?
-            };
-            let info = engine
-                .create_session(&profile, Mode::Normal, AUTHOR_SESSION_TITLE, None)
-                .map_err(|e| e.to_string())?;
-            *slot = Some(info.id.clone());
-            info.id
-        }
-    };
-    let mut value = json!({
-        "action": write.verb(),
-        "target": edit::node_label(write.node()),
-        "by": "author",
-        "changes": changes,
-    });
-    match write {
-        StoryWrite::Update { args, .. } => value["args"] = args.clone(),
-        StoryWrite::Archive { note: Some(n), .. } => value["note"] = json!(n),
-        _ => {}
-    }
-    tracing::info!(
-        target: "nbook::author",
-        "author {} {}: {} record(s) changed",
-        write.verb(),
-        edit::node_label(write.node()),
-        changes.len()
-    );
-    engine
-        .append(
-            &id,
-            LogRecord::Custom {
-                key: AUTHOR_EDIT_KEY.into(),
-                value,
-            },
-        )
-        .map_err(|e| e.to_string())?;
-    Ok(id)
-}
-
-/// Log a job's committed write, if it is one (the runtime calls this after [`run`]).
-pub fn log_result(engine: &Engine, session: &Mutex<Option<String>>, result: &mut StoryJobResult) {
-    if let StoryJobResult::Written(w, Ok(written)) = result {
-        written.logged = Some(log_author_edit(engine, session, w, &written.changes));
-    }
 }

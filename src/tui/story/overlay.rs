@@ -5,6 +5,7 @@
 
 use tui_textarea::{CursorMove, TextArea};
 
+use crate::engine::types::Preview;
 use crate::plot::ledger::NodeRef;
 use crate::tui::action::{Action, Command, Effect, Ticket};
 use crate::tui::app::AppState;
@@ -29,8 +30,11 @@ pub enum StoryOverlay {
     },
     Confirm {
         title: String,
+        /// The engine's preview of the write, as lines.
         lines: Vec<String>,
         write: StoryWrite,
+        /// What the author confirms: the write fails as stale if its records changed since.
+        preview: Box<Preview>,
         scroll: usize,
     },
     Note {
@@ -174,7 +178,9 @@ impl AppState {
                         return Vec::new();
                     };
                     match *o {
-                        StoryOverlay::Confirm { write, .. } => self.story_write(write),
+                        StoryOverlay::Confirm { write, preview, .. } => {
+                            self.story_write(write, Some(preview))
+                        }
                         _ => Vec::new(),
                     }
                 }

@@ -1,14 +1,15 @@
 //! The Story pane's writes: `e` reads the selected record into a JSON edit form, `x` and `D`
-//! compute what an archive or delete would change (a dry run, or the cascade summary) and ask,
-//! and the results come back here — the status bar shows what changed and where it was
-//! logged, and the pane reloads.
+//! ask the engine what an archive or delete would change (its preview: the field changes, or
+//! the cascade summary) and ask the author, and the results come back here — the status bar
+//! shows what changed and that it was logged in the author session, and the pane reloads.
 
+use crate::engine::types::Preview;
 use crate::plot::ledger::NodeRef;
 use crate::tui::action::{Effect, Ticket};
 use crate::tui::app::{AppState, MsgKind};
 use crate::tui::input::Overlay;
 use crate::tui::story::edit::{self, EditForm, StoryWrite};
-use crate::tui::story::jobs::{StoryJob, Written};
+use crate::tui::story::jobs::{Prepared, StoryJob, Written};
 use crate::tui::story::overlay::StoryOverlay;
 
 impl AppState {
@@ -79,7 +80,12 @@ impl AppState {
         }]
     }
 
-    pub(crate) fn story_write(&mut self, write: StoryWrite) -> Vec<Effect> {
+    /// Save a write; `seen` is the preview the author confirmed, if there was a dialog.
+    pub(crate) fn story_write(
+        &mut self,
+        write: StoryWrite,
+        seen: Option<Box<Preview>>,
+    ) -> Vec<Effect> {
         let t = self.ticket();
         self.story.writing = Some(t);
         self.info(format!(
@@ -87,10 +93,11 @@ impl AppState {
             write.verb(),
             edit::node_label(write.node())
         ));
-        vec![Effect::StoryJob {
-            ticket: t,
-            job: StoryJob::Write(write),
-        }]
+        let job = match seen {
+            Some(preview) => StoryJob::Confirmed(write, preview),
+            None => StoryJob::Write(write),
+        };
+        vec![Effect::StoryJob { ticket: t, job }]
     }
 
     pub(super) fn story_written(
@@ -156,14 +163,14 @@ impl AppState {
         &mut self,
         ticket: Ticket,
         write: StoryWrite,
-        r: Result<Vec<String>, String>,
+        r: Result<Prepared, String>,
     ) -> Vec<Effect> {
         if self.story.preparing != Some(ticket) {
             return Vec::new();
         }
         self.story.preparing = None;
         match r {
-            Ok(lines) if self.overlay.is_none() => {
+            Ok(Prepared { lines, preview }) if self.overlay.is_none() => {
                 self.status = None;
                 let label = edit::node_label(write.node());
                 let (title, lines) = match &write {
@@ -180,6 +187,7 @@ impl AppState {
                     title,
                     lines,
                     write,
+                    preview,
                     scroll: 0,
                 })));
             }

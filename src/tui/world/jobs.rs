@@ -1,18 +1,18 @@
 //! The World pane's blocking work, run by the runtime on the blocking pool and returned as
 //! ticketed actions: the load (counts, bounds, types and the UI task's read-only reader), a
 //! type's subjects, slice counts per bucket, the slices around the cursor, a subject's track
-//! and every subject's issues at the cursor. Plain functions over the project folder so tests
-//! and benches call them directly. Connections come from `world::pool` (kept warm, their
-//! checkpoint writes allowed); the reader is a separate read-only connection.
+//! and every subject's issues at the cursor. Plain functions over the engine's read model (the
+//! pane never opens the database itself) so tests and benches call them directly; the reader
+//! is the read model's own read-only view.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine::read::ReadModel;
 use crate::tui::world::{DensityKey, IssueRow, SliceChunk, WorldLoad, WorldMeta, WorldReader};
 use crate::world::query::{TrackEntry, WorldView};
 use crate::world::store::Subject;
-use crate::world::{pool, WorldError};
+use crate::world::WorldError;
 
 /// How long the UI task's reader waits for a writer's lock before reporting "busy".
 pub const READER_BUSY: Duration = Duration::from_millis(50);
@@ -46,24 +46,24 @@ fn msg(e: WorldError) -> String {
     e.to_string()
 }
 
-/// Run one job against the project at `root` (database `db`).
-pub fn run(root: &Path, db: &Path, job: WorldJob) -> WorldJobResult {
+/// Run one job against the project the read model answers for.
+pub fn run(read: &ReadModel, job: WorldJob) -> WorldJobResult {
     match job {
-        WorldJob::Load => WorldJobResult::Loaded(load(root, db)),
-        WorldJob::Subjects(kind) => WorldJobResult::Subjects(with_view(root, db, |v| {
+        WorldJob::Load => WorldJobResult::Loaded(load(read)),
+        WorldJob::Subjects(kind) => WorldJobResult::Subjects(with_view(read, |v| {
             v.subjects(kind.as_deref()).map(Arc::new)
         })),
-        WorldJob::Density(k) => WorldJobResult::Density(with_view(root, db, |v| {
+        WorldJob::Density(k) => WorldJobResult::Density(with_view(read, |v| {
             let end = v.step(k.start, k.zoom, k.buckets as i64);
             v.density(k.start, end.saturating_sub(1), k.zoom, k.buckets)
         })),
         WorldJob::Slices { at, around } => {
-            WorldJobResult::Slices(with_view(root, db, |v| slices(v, at, around)))
+            WorldJobResult::Slices(with_view(read, |v| slices(v, at, around)))
         }
-        WorldJob::Track(id) => WorldJobResult::Track(with_view(root, db, |v| {
+        WorldJob::Track(id) => WorldJobResult::Track(with_view(read, |v| {
             v.track(&id, i64::MIN, i64::MAX, crate::tui::world::TRACK_LIMIT)
         })),
-        WorldJob::Issues(at) => WorldJobResult::Issues(with_view(root, db, |v| {
+        WorldJob::Issues(at) => WorldJobResult::Issues(with_view(read, |v| {
             Ok(v.all_issues(at, crate::tui::world::ISSUE_LIMIT)?
                 .into_iter()
                 .map(|issue| IssueRow {
@@ -77,14 +77,10 @@ pub fn run(root: &Path, db: &Path, job: WorldJob) -> WorldJobResult {
 
 /// Open the world for the UI: counts, bounds, types, and a read-only reader. A project
 /// without a database yet loads as empty.
-pub fn load(root: &Path, db: &Path) -> Result<WorldLoad, String> {
-    if !db.exists() {
+pub fn load(read: &ReadModel) -> Result<WorldLoad, String> {
+    let Some(view) = read.world_reader(READER_BUSY).map_err(|e| e.to_string())? else {
         return Ok(WorldLoad::default());
-    }
-    let world = pool::world(root).map_err(msg)?;
-    let conn = crate::store::open_read_only(db).map_err(|e| e.to_string())?;
-    conn.busy_timeout(READER_BUSY).map_err(|e| e.to_string())?;
-    let view = WorldView::new(conn, world);
+    };
     let meta = meta(&view).map_err(msg)?;
     Ok(WorldLoad {
         reader: Some(WorldReader(view)),
@@ -94,9 +90,7 @@ pub fn load(root: &Path, db: &Path) -> Result<WorldLoad, String> {
 
 pub fn meta(view: &WorldView) -> Result<WorldMeta, WorldError> {
     let types = view.subject_types()?;
-    let slice_count: i64 =
-        view.conn
-            .query_row(r#"SELECT count(*) FROM "WorldSlice""#, [], |r| r.get(0))?;
+    let slice_count = view.slice_count()?;
     Ok(WorldMeta {
         bounds: view.bounds()?,
         subject_count: types.iter().map(|t| t.1).sum(),
@@ -122,28 +116,22 @@ fn slices(v: &WorldView, at: i64, around: usize) -> Result<SliceChunk, WorldErro
     })
 }
 
+/// A query on the read model's pooled view; a project without a database yet has no world
+/// to ask (the load reports it as empty first, so the pane never asks then).
 fn with_view<T>(
-    root: &Path,
-    db: &Path,
+    read: &ReadModel,
     f: impl FnOnce(&WorldView) -> Result<T, WorldError>,
 ) -> Result<T, String> {
-    let world = pool::world(root).map_err(msg)?;
-    let conn = pool::take(db).map_err(msg)?;
-    let view = WorldView::new(conn, world);
-    let out = f(&view).map_err(msg);
-    pool::give(db, view.conn);
-    out
+    read.world(f)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| "the project has no database yet".to_string())
 }
 
-fn open(db: &Path) -> Result<rusqlite::Connection, String> {
-    if !db.exists() {
-        return Err(format!("{} does not exist yet", db.display()));
+/// The world tables' overview (counts by kind), read on the blocking pool through the read
+/// model (a project without a database yet: an error saying so).
+pub fn overview(read: &ReadModel) -> Result<crate::engine::read::WorldOverview, String> {
+    if !read.has_database() {
+        return Err(format!("{} does not exist yet", read.database().display()));
     }
-    crate::store::open_read_only(db).map_err(|e| e.to_string())
-}
-
-/// The world tables' overview (counts by kind), read on the blocking pool.
-pub fn overview(db: &Path) -> Result<crate::store::overview::WorldOverview, String> {
-    let conn = open(db)?;
-    crate::store::overview::world(&conn).map_err(|e| format!("world query failed: {e}"))
+    read.world_overview().map_err(|e| e.to_string())
 }

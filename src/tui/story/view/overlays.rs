@@ -151,6 +151,7 @@ pub fn draw_overlay(app: &AppState, o: &StoryOverlay, area: Rect, buf: &mut Buff
             lines,
             write,
             scroll,
+            ..
         } => {
             let h = (lines.len() as u16 + 4).min(area.height.saturating_sub(2));
             let r = centered(area, 76, h.max(6));

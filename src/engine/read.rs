@@ -1,0 +1,199 @@
+//! The read model: every query the TUI's panes show, answered by the engine over read-only
+//! connections (the world's pooled connections may store derived checkpoints, never data), so no
+//! pane opens the project database itself. Each query opens what it needs and returns plain
+//! domain values (plot DTOs, world views); a project without a database yet reads as empty.
+//!
+//! Blocking: call from a worker thread (the TUI's jobs), never from the UI task.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::plot::brief::{BriefDto, BriefMode};
+use crate::plot::ledger::{NodeDetail, NodeRef, SceneTitleRow, TreeOverview};
+use crate::plot::model::{ChapterSceneDto, DecisionDto, PromiseDto, SceneDto};
+use crate::plot::{PlotDb, PlotError, ProjectMeta};
+use crate::world::calendar::Calendar;
+use crate::world::query::WorldView;
+use crate::world::{pool, WorldError};
+
+pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
+
+/// Why a query could not be answered.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("story query failed: {0}")]
+    Plot(#[from] PlotError),
+    #[error("world query failed: {0}")]
+    World(#[from] WorldError),
+    #[error("cannot open the project database {path}: {source} (check that the file exists and is readable)")]
+    Open {
+        path: String,
+        #[source]
+        source: crate::store::StoreError,
+    },
+    #[error("world query failed: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("{0}")]
+    Calendar(#[from] crate::world::calendar::CalendarError),
+}
+
+/// Both story trees with counts and brief statuses, and both ledgers (one read).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoryOverview {
+    pub tree: TreeOverview,
+    /// Open first, importance high → low.
+    pub promises: Vec<PromiseDto>,
+    /// Open, decided, superseded, dropped.
+    pub decisions: Vec<DecisionDto>,
+}
+
+/// Queries over one project. Cheap to clone; holds no connection between queries.
+#[derive(Clone, Debug)]
+pub struct ReadModel {
+    root: PathBuf,
+    db: PathBuf,
+}
+
+impl super::Engine {
+    /// The read model over this engine's project.
+    pub fn read(&self) -> ReadModel {
+        ReadModel::new(self.ws.root(), &self.ws.db_path())
+    }
+}
+
+impl ReadModel {
+    /// The read model of the project at `root` with its database `db` (benches and tools that
+    /// have no engine; the TUI uses [`super::Engine::read`]).
+    pub fn new(root: &Path, db: &Path) -> ReadModel {
+        ReadModel {
+            root: root.to_path_buf(),
+            db: db.to_path_buf(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn has_db(&self) -> bool {
+        self.db.exists()
+    }
+
+    /// Whether the project has its database yet (a new project has none until its first write).
+    pub fn has_database(&self) -> bool {
+        self.has_db()
+    }
+
+    /// Where the project's database is (for messages).
+    pub fn database(&self) -> &Path {
+        &self.db
+    }
+
+    /// The plot services over the project, with its calendar for world anchors (the default
+    /// gregorian one if `calendar.toml` cannot be read — the plot tools report that error; the
+    /// story still reads).
+    fn plot(&self) -> PlotDb {
+        let plot = PlotDb::new(self.db.clone(), ProjectMeta::load(&self.root));
+        match Calendar::load(&self.root) {
+            Ok(cal) => plot.with_calendar(Arc::new(cal)),
+            Err(e) => {
+                tracing::warn!("read model: {e}; showing anchors in the default calendar");
+                plot
+            }
+        }
+    }
+
+    /// Both trees and both ledgers.
+    pub fn story_overview(&self) -> Result<StoryOverview, ReadError> {
+        if !self.has_db() {
+            return Ok(StoryOverview::default());
+        }
+        Ok(self.plot().read(|p| {
+            Ok(StoryOverview {
+                tree: p.overview()?,
+                promises: p.promise_ledger()?,
+                decisions: p.decision_ledger()?,
+            })
+        })?)
+    }
+
+    /// The scenes placed in a chapter, in chapter order.
+    pub fn chapter_scenes(&self, chapter: i64) -> Result<Vec<ChapterSceneDto>, ReadError> {
+        Ok(self.plot().read(|p| p.chapter_scenes(chapter))?)
+    }
+
+    /// The scenes of a thread, in thread order.
+    pub fn thread_scenes(&self, thread: i64) -> Result<Vec<SceneDto>, ReadError> {
+        Ok(self.plot().read(|p| p.thread_scenes(thread))?)
+    }
+
+    /// One record in full (what the detail view and the edit form show).
+    pub fn node_detail(&self, node: NodeRef) -> Result<NodeDetail, ReadError> {
+        Ok(self.plot().read(|p| p.node_detail(node))?)
+    }
+
+    /// A chapter's writer brief.
+    pub fn writer_brief(&self, chapter: i64, mode: BriefMode) -> Result<BriefDto, ReadError> {
+        Ok(self.plot().read(|p| p.writer_brief(chapter, mode))?)
+    }
+
+    /// Every scene's title with its thread and chapter (the search index's scenes).
+    pub fn scene_titles(&self) -> Result<Vec<SceneTitleRow>, ReadError> {
+        if !self.has_db() {
+            return Ok(Vec::new());
+        }
+        Ok(self.plot().read(|p| p.scene_titles())?)
+    }
+
+    /// Counts, types with their first subjects, and the latest slices.
+    pub fn world_overview(&self) -> Result<WorldOverview, ReadError> {
+        if !self.has_db() {
+            return Ok(WorldOverview::default());
+        }
+        let conn = self.open_read_only()?;
+        Ok(crate::store::overview::world(&conn)?)
+    }
+
+    /// The project's calendar (the default gregorian one is the file's absence, not an error).
+    pub fn calendar(&self) -> Result<Calendar, ReadError> {
+        Calendar::load(&self.root).map_err(ReadError::Calendar)
+    }
+
+    /// Run world queries (subject lists, states, tracks, timelines, issues) on a pooled
+    /// connection; `None` when the project has no database yet.
+    pub fn world<T>(
+        &self,
+        f: impl FnOnce(&WorldView) -> Result<T, WorldError>,
+    ) -> Result<Option<T>, ReadError> {
+        if !self.has_db() {
+            return Ok(None);
+        }
+        let world = pool::world(&self.root)?;
+        let conn = pool::take(&self.db)?;
+        let view = WorldView::new(conn, world);
+        let out = f(&view);
+        pool::give(&self.db, view.conn);
+        Ok(Some(out?))
+    }
+
+    /// A world view on its own read-only connection, kept by the caller for quick state
+    /// queries (the World pane's cursor); waits at most `busy` for a writer's lock. `None`
+    /// when the project has no database yet.
+    pub fn world_reader(&self, busy: Duration) -> Result<Option<WorldView>, ReadError> {
+        if !self.has_db() {
+            return Ok(None);
+        }
+        let world = pool::world(&self.root)?;
+        let conn = self.open_read_only()?;
+        conn.busy_timeout(busy)?;
+        Ok(Some(WorldView::new(conn, world)))
+    }
+
+    fn open_read_only(&self) -> Result<rusqlite::Connection, ReadError> {
+        crate::store::open_read_only(&self.db).map_err(|source| ReadError::Open {
+            path: self.db.display().to_string(),
+            source,
+        })
+    }
+}
