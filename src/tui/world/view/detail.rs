@@ -66,7 +66,13 @@ fn state_rows(app: &AppState, width: usize) -> Vec<Row> {
             "Select a subject on the left to see its state at the cursor.",
         );
     };
-    let Some(c) = &w.state else {
+    // Until the state job for this subject and cursor is back: a loading note, never the
+    // state at another instant.
+    let Some(c) = w
+        .state
+        .as_ref()
+        .filter(|c| c.key.0 == s.id && c.key.1 == w.cursor)
+    else {
         return note(app, "…");
     };
     let st = match &c.value {
