@@ -17,21 +17,12 @@ use crate::tui::keymap::Context;
 use crate::tui::sessions::{Delivery, Entry, NoteKind, Outcome, Outgoing, TaskList, TaskStatus};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::wrap::Row;
-use crate::tui::widgets::wrap::{draw_bottom_up, draw_top_down, NO_WRAP};
+use crate::tui::widgets::wrap::{draw_bottom_up, draw_top_down, fit_width, Cut, NO_WRAP};
+use unicode_width::UnicodeWidthStr;
 
-/// Shorten to `max` characters keeping both ends ("manuscript/…/index.md").
+/// Shorten to `max` display columns keeping both ends ("manuscript/…/index.md").
 pub fn cut_middle(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return s.to_string();
-    }
-    let keep = max.saturating_sub(1);
-    let head = keep / 2;
-    let tail = keep - head;
-    let mut out: String = s.chars().take(head).collect();
-    out.push('…');
-    out.extend(s.chars().skip(n - tail));
-    out
+    fit_width(s, max, Cut::Middle)
 }
 
 pub(super) fn outcome_parts(t: &Theme, outcome: &Outcome) -> (&'static str, String, Style) {
@@ -82,9 +73,7 @@ pub fn entry_rows(app: &AppState, e: &Entry, width: usize, expanded: bool) -> Ve
             // One row per call: the summary gives way so the outcome stays visible.
             let head = format!("{} {tool} ", if expanded { "▾" } else { "▸" });
             let tail = format!("  {mark} {text}");
-            let room = width
-                .saturating_sub(head.chars().count() + tail.chars().count())
-                .max(12);
+            let room = width.saturating_sub(head.width() + tail.width()).max(12);
             let mut rows = vec![(
                 Line::from(vec![
                     Span::styled(head, t.tool),
