@@ -1,6 +1,6 @@
 //! Key-sequence tests of the World pane on a real temporary project (timeline written through
-//! the world store's write API; the pane's jobs run for real): scrubbing changes the shown
-//! state at once, zoom changes the buckets, a typed time lands the cursor, an invalid one shows
+//! the world store's write API; the pane's jobs run for real): scrubbing asks a job for the
+//! shown state (never read inside `update`), stale answers are dropped, zoom changes the buckets, a typed time lands the cursor, an invalid one shows
 //! the calendar's error, the type filter, diff marks, track and issues, reloads after an
 //! agent's write, and the palette and help.
 
@@ -66,23 +66,71 @@ fn opens_at_the_last_slice_with_the_first_subject() {
     assert_eq!((m.subject_count, m.slice_count), (6, 10));
 }
 
+fn state_jobs(fx: &[Effect]) -> Vec<(u64, String, i64)> {
+    fx.iter()
+        .filter_map(|f| match f {
+            Effect::WorldJob {
+                ticket,
+                job: WorldJob::State { id, at },
+            } => Some((*ticket, id.clone(), *at)),
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
-fn scrubbing_changes_the_state_at_once() {
+fn scrubbing_asks_a_job_for_the_state_and_update_never_reads_it() {
     let b = book();
     let mut app = b.app(120, 40);
     jump(&b, &mut app, "1911-02-20 21:00");
     b.keys(&mut app, "+ +");
     assert_eq!(app.world.zoom, Zoom::Hour);
     assert_eq!(attr(&app, "hp"), Some(json!(100)));
-    // One hour later the storm has hurt her: the state is there before any job runs.
+    // One hour later: `update` moves the cursor and asks a job for the state; it does not
+    // read it (the state shown is still the old one's key, so the tab says "…").
     let fx = press(&mut app, "l");
     assert_eq!(app.world.cursor_label, "1911-02-20 22:00");
-    assert_eq!(attr(&app, "hp"), Some(json!(80)));
+    let id = selected(&app);
+    let cursor = app.world.cursor;
+    let asked = state_jobs(&fx);
+    assert_eq!(
+        asked
+            .iter()
+            .map(|(_, i, at)| (i.clone(), *at))
+            .collect::<Vec<_>>(),
+        [(id.clone(), cursor)],
+        "{fx:?}"
+    );
+    assert_ne!(
+        app.world.state.as_ref().map(|c| c.key.clone()),
+        Some((id.clone(), cursor))
+    );
     assert!(
         fx.iter().all(|f| matches!(f, Effect::WorldJob { .. })),
         "{fx:?}"
     );
+    assert!(
+        screen(&mut app, 120, 40).contains('…'),
+        "loading note while the job runs"
+    );
+    // A result under a ticket that is not in flight is dropped.
+    let (ticket, _, _) = asked[0];
+    let stale = nbook::tui::world::jobs::WorldJobResult::State {
+        id: id.clone(),
+        at: cursor,
+        value: Ok(None),
+    };
+    app.update(Action::WorldJobDone {
+        ticket: ticket + 1000,
+        result: stale,
+    });
+    assert_ne!(
+        app.world.state.as_ref().map(|c| c.key.clone()),
+        Some((id.clone(), cursor))
+    );
+    // The real job's answer is shown.
     b.run(&mut app, fx);
+    assert_eq!(attr(&app, "hp"), Some(json!(80)));
     b.keys(&mut app, "h");
     assert_eq!(attr(&app, "hp"), Some(json!(100)));
     // <Left>/<Right> too; a day at day zoom.
@@ -91,6 +139,27 @@ fn scrubbing_changes_the_state_at_once() {
     assert_eq!(attr(&app, "hp"), Some(json!(80)));
     b.keys(&mut app, "<Left>");
     assert_eq!(app.world.cursor_label, "1911-02-20 21:00");
+}
+
+#[test]
+fn a_state_answer_for_an_old_cursor_is_not_shown_and_the_new_one_is_asked() {
+    let b = book();
+    let mut app = b.app(120, 40);
+    jump(&b, &mut app, "1911-02-20 21:00");
+    b.keys(&mut app, "+ +");
+    let mut fx = press(&mut app, "l");
+    // Back before the 22:00 job returns: one state job stays in flight, no second one.
+    fx.extend(press(&mut app, "h"));
+    assert_eq!(state_jobs(&fx).len(), 1, "{fx:?}");
+    // Its 22:00 answer arrives; the cursor is at 21:00, so the tab shows the 21:00 state
+    // only after the job it asks next.
+    b.run(&mut app, fx);
+    assert_eq!(app.world.cursor_label, "1911-02-20 21:00");
+    assert_eq!(
+        app.world.state.as_ref().map(|c| c.key.1),
+        Some(app.world.cursor)
+    );
+    assert_eq!(attr(&app, "hp"), Some(json!(100)));
 }
 
 #[test]

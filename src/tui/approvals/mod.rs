@@ -8,6 +8,8 @@ pub mod view;
 
 use crate::engine::inputs::InputRequest;
 use crate::engine::{PendingCall, PreviewBody};
+use crate::tui::widgets::wrap::{fit_width, Cut};
+use unicode_width::UnicodeWidthStr;
 
 /// One row of the Approvals pane.
 // The pane holds a handful of rows; boxing the call would only add indirection.
@@ -192,15 +194,14 @@ impl ApprovalsState {
 /// Cut `s` to `max` characters with an ellipsis, first line only.
 pub fn cut(s: &str, max: usize) -> String {
     let first = s.lines().next().unwrap_or("");
-    let multi = s.lines().nth(1).is_some();
-    let count = first.chars().count();
-    if count <= max && !multi {
-        return first.to_string();
+    if s.lines().nth(1).is_none() {
+        return fit_width(first, max, Cut::End);
     }
-    let keep = max.saturating_sub(1).min(count);
-    let mut out: String = first.chars().take(keep).collect();
-    out.push('…');
-    out
+    // More lines follow: the first one, always marked as cut.
+    if first.width() < max {
+        return format!("{first}…");
+    }
+    fit_width(first, max, Cut::End)
 }
 
 /// What a call acts on, for receipts and prompts: "write manuscript/001.md".

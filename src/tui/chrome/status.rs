@@ -4,6 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
 
 use crate::engine::{Mode, SessionState};
 use crate::tui::app::{AppState, MsgKind};
@@ -70,7 +71,7 @@ pub fn draw_status(app: &AppState, area: Rect, buf: &mut Buffer) {
     let short = " ? help ".to_string();
     let used = line.width() as u16;
     for hint in [hint, short] {
-        let hint_w = hint.chars().count() as u16;
+        let hint_w = hint.width() as u16;
         if area.width > hint_w && used + hint_w < area.width {
             buf.set_line(
                 area.x + area.width - hint_w,

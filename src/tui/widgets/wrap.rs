@@ -1,4 +1,6 @@
-//! Wrapping styled lines to a width (word breaks where possible, display width aware) and
+//! Wrapping styled lines to a width (word breaks where possible — after spaces, and between
+//! ideographs where UAX #14 allows — display width aware), cutting text to a number of
+//! display columns ([`fit_width`]), and
 //! drawing only as many wrapped rows as fit, top-down or bottom-up. Long documents are drawn
 //! from a logical start line so the cost is the visible rows, not the document.
 
@@ -6,7 +8,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// A logical line with the indent its wrapped rows continue at.
 pub type Row = (Line<'static>, usize);
@@ -41,6 +43,11 @@ fn wrap_line_inner(line: &Line<'_>, width: usize, indent: usize, hard: bool) -> 
     if cells.is_empty() {
         return vec![Line::default()];
     }
+    let breaks = if hard {
+        Vec::new()
+    } else {
+        break_before(&cells)
+    };
     let mut rows = Vec::new();
     let mut start = 0;
     while start < cells.len() {
@@ -51,18 +58,19 @@ fn wrap_line_inner(line: &Line<'_>, width: usize, indent: usize, hard: bool) -> 
         };
         let mut used = 0;
         let mut end = start;
-        let mut last_space = None;
+        let mut last_break = None;
         while end < cells.len() && used + cells[end].2 <= avail {
-            if cells[end].0 == ' ' {
-                last_space = Some(end);
-            }
             used += cells[end].2;
             end += 1;
+            if breaks.get(end).copied().unwrap_or(false) {
+                last_break = Some(end);
+            }
         }
         // Break at a word boundary unless that would leave the row mostly empty (long paths).
-        if end < cells.len() && !hard && cells[end].0 != ' ' {
-            if let Some(sp) = last_space.filter(|sp| (*sp + 1 - start) * 3 >= avail) {
-                end = sp + 1;
+        let fits_here = breaks.get(end).copied().unwrap_or(false);
+        if end < cells.len() && !hard && cells[end].0 != ' ' && !fits_here {
+            if let Some(b) = last_break.filter(|b| (*b - start) * 3 >= avail) {
+                end = b;
             }
         }
         if end == start {
@@ -92,6 +100,33 @@ fn wrap_line_inner(line: &Line<'_>, width: usize, indent: usize, hard: bool) -> 
         }
     }
     rows
+}
+
+/// Where a row may start, per cell: `out[i]` is true when a line may break before cell `i`.
+/// The opportunities are UAX #14's (the `unicode-linebreak` crate), so ideographic prose breaks
+/// between characters but never before a closing mark such as `。` or `」` nor after an
+/// opening one. Latin text keeps its rule (a row may start after a space, never at hyphens or
+/// slashes, so paths and compounds stay whole); UAX #14's opportunities are taken where they
+/// touch a wide (East Asian) character.
+fn break_before(cells: &[(char, Style, usize)]) -> Vec<bool> {
+    let text: String = cells.iter().map(|c| c.0).collect();
+    let mut at_byte = vec![false; text.len() + 1];
+    for (pos, _) in unicode_linebreak::linebreaks(&text) {
+        at_byte[pos] = true;
+    }
+    let mut out = vec![false; cells.len() + 1];
+    let mut byte = 0;
+    for i in 0..=cells.len() {
+        if i > 0 && i < cells.len() {
+            let (before, after) = (&cells[i - 1], &cells[i]);
+            let after_space = before.0 == ' ' && after.0 != ' ';
+            out[i] = after_space || (at_byte[byte] && (before.2 > 1 || after.2 > 1));
+        }
+        if let Some(c) = cells.get(i) {
+            byte += c.0.len_utf8();
+        }
+    }
+    out
 }
 
 /// Draw logical lines top-down into `area`, wrapping each; stops when the area is full.
@@ -144,6 +179,47 @@ pub fn draw_bottom_up<'a>(
     }
 }
 
+/// Where [`fit_width`] cuts a text that is too wide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// Keep the start: "a long titl…".
+    End,
+    /// Keep both ends: "manuscript/…/index.md".
+    Middle,
+}
+
+/// `s` in at most `max` display columns (wide characters count two), with `…` where it was
+/// cut. The one truncation the UI uses, so a title in Chinese is cut at 24 columns, not at
+/// 24 characters (48 columns).
+pub fn fit_width(s: &str, max: usize, at: Cut) -> String {
+    if s.width() <= max {
+        return s.to_string();
+    }
+    let room = max.saturating_sub(1);
+    let take = |chars: &mut dyn Iterator<Item = char>, cols: usize| {
+        let mut out = String::new();
+        let mut used = 0;
+        for c in chars {
+            let w = c.width().unwrap_or(0);
+            if used + w > cols {
+                break;
+            }
+            used += w;
+            out.push(c);
+        }
+        out
+    };
+    match at {
+        Cut::End => take(&mut s.chars(), room) + "…",
+        Cut::Middle => {
+            let head_cols = room / 2;
+            let head = take(&mut s.chars(), head_cols);
+            let tail_rev = take(&mut s.chars().rev(), room - head.width());
+            head + "…" + &tail_rev.chars().rev().collect::<String>()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +232,64 @@ mod tests {
         let rows = wrap_line(&Line::from("漢字漢字"), 5, 0);
         assert_eq!(rows.len(), 2);
         assert_eq!(wrap_line(&Line::from("x"), 0, 0).len(), 0);
+    }
+
+    fn rows(text: &str, width: usize) -> Vec<String> {
+        wrap_line(&Line::from(text), width, 0)
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn cjk_prose_breaks_between_ideographs_but_not_before_closing_marks() {
+        // 10 columns = 5 ideographs; "。" may not start a row, so "光。" moves down together.
+        assert_eq!(
+            rows("灯塔的光照着海面的光。", 10),
+            ["灯塔的光照", "着海面的", "光。"]
+        );
+        // A closing quote stays with its text, an opening one with what follows.
+        for r in rows("他说「走吧」然后我们就出发了", 10) {
+            assert!(
+                !r.starts_with('」') && !r.trim_end().ends_with('「'),
+                "{r:?}"
+            );
+        }
+        // Latin words in Chinese prose still break only at spaces or at the ideographs.
+        assert_eq!(rows("用 cargo build 编译", 12), ["用 cargo ", "build 编译"]);
+        // Japanese: no row starts with 、or 。
+        for r in rows("吾輩は猫である。名前はまだ無い、どこで生れたか", 8) {
+            assert!(!r.starts_with('、') && !r.starts_with('。'), "{r:?}");
+            assert!(r.width() <= 8, "{r:?}");
+        }
+    }
+
+    #[test]
+    fn latin_text_still_breaks_only_after_spaces() {
+        assert_eq!(
+            rows("see /tmp/a-long-name here", 12),
+            ["see ", "/tmp/a-long-", "name here"]
+        );
+    }
+
+    #[test]
+    fn fit_width_counts_display_columns() {
+        assert_eq!(fit_width("abcdef", 4, Cut::End), "abc…");
+        assert_eq!(fit_width("abc", 4, Cut::End), "abc");
+        // Wide characters take two columns: 7 columns hold three and the ellipsis.
+        assert_eq!(fit_width("灯塔守护者日记", 7, Cut::End), "灯塔守…");
+        assert_eq!(fit_width("灯塔守护者日记", 7, Cut::End).width(), 7);
+        // A wide character that would straddle the limit is left out, never split.
+        assert_eq!(fit_width("灯塔守护者日记", 6, Cut::End), "灯塔…");
+        assert_eq!(
+            fit_width("manuscript/chapter/index.md", 15, Cut::Middle),
+            "manuscr…ndex.md"
+        );
+        // Both ends kept; a wide character that does not fit leaves its column empty.
+        assert_eq!(
+            fit_width("章节/第一章/场景.md", 12, Cut::Middle),
+            "章节/…景.md"
+        );
+        assert_eq!(fit_width("", 0, Cut::End), "");
     }
 }

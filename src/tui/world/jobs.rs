@@ -1,9 +1,9 @@
 //! The World pane's blocking work, run by the runtime on the blocking pool and returned as
 //! ticketed actions: the load (counts, bounds, types and the UI task's read-only reader), a
 //! type's subjects, slice counts per bucket, the slices around the cursor, a subject's track
-//! and every subject's issues at the cursor. Plain functions over the engine's read model (the
-//! pane never opens the database itself) so tests and benches call them directly; the reader
-//! is the read model's own read-only view.
+//! and every subject's issues at the cursor, and a subject's state at an instant. Plain
+//! functions over the engine's read model (the pane never opens the database itself) so tests
+//! and benches call them directly; the reader is the read model's own read-only view.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::engine::read::ReadModel;
 use crate::tui::world::{DensityKey, IssueRow, SliceChunk, WorldLoad, WorldMeta, WorldReader};
 use crate::world::query::{TrackEntry, WorldView};
-use crate::world::store::Subject;
+use crate::world::store::{Subject, SubjectState};
 use crate::world::WorldError;
 
 /// How long the UI task's reader waits for a writer's lock before reporting "busy".
@@ -30,6 +30,11 @@ pub enum WorldJob {
     },
     Track(String),
     Issues(i64),
+    /// A subject's state at an instant (the cursor, or mark A for the diff).
+    State {
+        id: String,
+        at: i64,
+    },
 }
 
 #[derive(Debug)]
@@ -40,6 +45,11 @@ pub enum WorldJobResult {
     Slices(Result<SliceChunk, String>),
     Track(Result<Vec<TrackEntry>, String>),
     Issues(Result<Vec<IssueRow>, String>),
+    State {
+        id: String,
+        at: i64,
+        value: Result<Option<SubjectState>, String>,
+    },
 }
 
 fn msg(e: WorldError) -> String {
@@ -72,6 +82,10 @@ pub fn run(read: &ReadModel, job: WorldJob) -> WorldJobResult {
                 })
                 .collect())
         })),
+        WorldJob::State { id, at } => {
+            let value = with_view(read, |v| v.state_at(&id, at));
+            WorldJobResult::State { id, at, value }
+        }
     }
 }
 

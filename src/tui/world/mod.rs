@@ -3,10 +3,10 @@
 //! subjects filtered by type, and for the selected subject its state at the cursor, its track,
 //! the diff from a marked instant A to the cursor, and every subject's issues at the cursor.
 //!
-//! The subject's state is computed on the UI task through a read-only [`WorldReader`] (a
-//! checkpointed query of ~60 µs), so scrubbing shows it at once. Everything that grows with
-//! the world — the load, subject lists, bucket counts, the slices around the cursor, tracks and
-//! the issue scan — runs off the UI task ([`jobs`]); each [`Slot`] keeps the last answer and
+//! Every query runs off the UI task ([`jobs`]): the load, subject lists, bucket counts, the
+//! slices around the cursor, tracks, the issue scan and the selected subject's states (at the
+//! cursor and at A), each result tagged by its ticket so a stale one is dropped; the UI task
+//! keeps only the calendar (a [`WorldReader`]) for cursor steps and labels. Each [`Slot`] keeps the last answer and
 //! at most one job in flight, and `sync` asks for what the current cursor, zoom, filter and
 //! tab need once the job in flight is back (so fast scrubbing never piles up work).
 
@@ -201,7 +201,7 @@ impl<K: Clone + PartialEq, V> Slot<K, V> {
     }
 }
 
-/// A value computed on the UI task for a key.
+/// A value for a key (a state from a job, or the diff computed from two of them).
 #[derive(Clone, Debug)]
 pub struct Computed<K, V> {
     pub key: K,
@@ -257,6 +257,9 @@ pub struct WorldState {
     /// Its state at A, and the A→cursor diff (Diff tab).
     pub mark_state: Option<Computed<(String, i64), Option<SubjectState>>>,
     pub diff: Option<Computed<(String, i64, i64), Vec<AttrDiff>>>,
+    /// The state jobs in flight (at most one each for the cursor and for A), by ticket.
+    pub state_job: Option<(Ticket, (String, i64))>,
+    pub mark_job: Option<(Ticket, (String, i64))>,
     pub detail_scroll: usize,
 }
 
@@ -286,6 +289,8 @@ impl Default for WorldState {
             state: None,
             mark_state: None,
             diff: None,
+            state_job: None,
+            mark_job: None,
             detail_scroll: 0,
         }
     }

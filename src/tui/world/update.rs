@@ -1,7 +1,7 @@
 //! The World pane's half of `update`: commands (scrub, zoom, jump, filter, mark, tabs, list
 //! moves), finished jobs, and `world_sync`, which brings everything the screen needs in line
-//! with the cursor, zoom, filter, selection and tab — computing the subject's state (and the
-//! A→cursor diff) here on the UI task and asking the runtime for the rest.
+//! with the cursor, zoom, filter, selection and tab — asking the runtime's jobs for every
+//! query (the subject's states included) and computing only the A→cursor diff here.
 
 use serde_json::{Map, Value};
 
@@ -16,6 +16,10 @@ use crate::tui::world::{
 };
 use crate::world::pointer;
 use crate::world::query::AttrDiff;
+use crate::world::store::SubjectState;
+
+/// A subject and the instant its state is read at.
+type StateKey = (String, i64);
 
 /// Attributes that differ between two states (`None` = absent), by name.
 pub fn attr_diff(a: &Map<String, Value>, b: &Map<String, Value>) -> Vec<AttrDiff> {
@@ -63,6 +67,21 @@ impl WorldState {
             }
             _ => {}
         }
+        let (key, mkey) = self.state_keys();
+        let held = |c: &Option<Computed<(String, i64), Option<SubjectState>>>,
+                    k: &(String, i64)| {
+            c.as_ref().is_some_and(|c| &c.key == k)
+        };
+        if let Some(k) = key {
+            if self.state_job.is_none() && !held(&self.state, &k) {
+                out.push(WorldJob::State { id: k.0, at: k.1 });
+            }
+        }
+        if let Some(k) = mkey {
+            if self.mark_job.is_none() && !held(&self.mark_state, &k) {
+                out.push(WorldJob::State { id: k.0, at: k.1 });
+            }
+        }
         out
     }
 
@@ -74,6 +93,17 @@ impl WorldState {
             WorldJob::Slices { at, .. } => self.slices.launched(t, *at),
             WorldJob::Track(id) => self.track.launched(t, id.clone()),
             WorldJob::Issues(at) => self.issues.launched(t, *at),
+            WorldJob::State { id, at } => {
+                let key = (id.clone(), *at);
+                let for_cursor = self.state_keys().0.as_ref() == Some(&key)
+                    && self.state_job.is_none()
+                    && self.state.as_ref().is_none_or(|c| c.key != key);
+                if for_cursor {
+                    self.state_job = Some((t, key));
+                } else {
+                    self.mark_job = Some((t, key));
+                }
+            }
         }
     }
 
@@ -148,43 +178,68 @@ impl WorldState {
         };
     }
 
-    /// State, mark state and diff for the selection, on the UI task.
-    fn compute(&mut self) {
-        let Some(r) = &self.reader else { return };
+    /// The (subject, instant) states the screen needs: at the cursor, and at A on the Diff tab.
+    fn state_keys(&self) -> (Option<StateKey>, Option<StateKey>) {
         let Some(id) = self.selected_id.clone() else {
+            return (None, None);
+        };
+        let mark = match &self.mark {
+            Some((a, _)) if self.tab == WorldTab::Diff => Some((id.clone(), *a)),
+            _ => None,
+        };
+        (Some((id, self.cursor)), mark)
+    }
+
+    /// Drop what no longer applies, and compute the A→cursor diff from the two states once
+    /// both have arrived (the states themselves are read by jobs, never on the UI task).
+    fn compute(&mut self) {
+        if self.selected_id.is_none() {
             self.state = None;
             return;
-        };
-        let key = (id.clone(), self.cursor);
-        if self.state.as_ref().map(|c| &c.key) != Some(&key) {
-            let value = r.0.state_at(&id, self.cursor).map_err(|e| e.to_string());
-            self.state = Some(Computed { key, value });
         }
-        let Some((a, _)) = self.mark.clone() else {
+        if self.mark.is_none() {
             self.mark_state = None;
             self.diff = None;
             return;
-        };
-        if self.tab != WorldTab::Diff {
+        }
+        let (Some(key), Some(mkey)) = self.state_keys() else {
             return;
-        }
-        let mkey = (id.clone(), a);
-        if self.mark_state.as_ref().map(|c| &c.key) != Some(&mkey) {
-            let value = r.0.state_at(&id, a).map_err(|e| e.to_string());
-            self.mark_state = Some(Computed { key: mkey, value });
-        }
-        let dkey = (id, a, self.cursor);
+        };
+        let dkey = (key.0.clone(), mkey.1, key.1);
         if self.diff.as_ref().map(|c| &c.key) == Some(&dkey) {
             return;
         }
-        let before = self.mark_state.as_ref().map(|c| &c.value);
-        let after = self.state.as_ref().map(|c| &c.value);
-        let value = match (before, after) {
-            (Some(Ok(Some(x))), Some(Ok(Some(y)))) => Ok(attr_diff(&x.attrs, &y.attrs)),
-            (Some(Err(e)), _) | (_, Some(Err(e))) => Err(e.clone()),
+        let before = self.mark_state.as_ref().filter(|c| c.key == mkey);
+        let after = self.state.as_ref().filter(|c| c.key == key);
+        let (Some(before), Some(after)) = (before, after) else {
+            return;
+        };
+        let value = match (&before.value, &after.value) {
+            (Ok(Some(x)), Ok(Some(y))) => Ok(attr_diff(&x.attrs, &y.attrs)),
+            (Err(e), _) | (_, Err(e)) => Err(e.clone()),
             _ => Err(format!("there is no subject {:?}", dkey.0)),
         };
         self.diff = Some(Computed { key: dkey, value });
+    }
+
+    /// A state job came back: keep it only if its ticket is the one in flight.
+    fn state_arrived(
+        &mut self,
+        ticket: Ticket,
+        key: (String, i64),
+        value: Result<Option<SubjectState>, String>,
+    ) -> bool {
+        if self.state_job.as_ref() == Some(&(ticket, key.clone())) {
+            self.state_job = None;
+            self.state = Some(Computed { key, value });
+            true
+        } else if self.mark_job.as_ref() == Some(&(ticket, key.clone())) {
+            self.mark_job = None;
+            self.mark_state = Some(Computed { key, value });
+            true
+        } else {
+            false
+        }
     }
 
     fn invalidate_all(&mut self) {
@@ -196,6 +251,8 @@ impl WorldState {
         self.state = None;
         self.mark_state = None;
         self.diff = None;
+        self.state_job = None;
+        self.mark_job = None;
         self.window.key = None;
     }
 
@@ -254,7 +311,8 @@ impl AppState {
         self.world_sync()
     }
 
-    /// Ask for what the screen needs and compute the selected subject's state.
+    /// Ask for what the screen needs (the selected subject's states included) and compute the
+    /// A→cursor diff from states already here.
     pub(crate) fn world_sync(&mut self) -> Vec<Effect> {
         let w = &self.world;
         if self.focus != Pane::World || w.reader.is_none() || w.meta.is_none() || w.is_empty() {
@@ -310,6 +368,11 @@ impl AppState {
             }
             WorldJobResult::Issues(r) => {
                 if !w.issues.arrive(ticket, r) {
+                    return Vec::new();
+                }
+            }
+            WorldJobResult::State { id, at, value } => {
+                if !w.state_arrived(ticket, (id, at), value) {
                     return Vec::new();
                 }
             }

@@ -5,6 +5,7 @@
 //! every subject's issues at the cursor with their explanations.
 
 use ratatui::text::{Line, Span};
+use unicode_width::UnicodeWidthStr;
 
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
@@ -66,7 +67,13 @@ fn state_rows(app: &AppState, width: usize) -> Vec<Row> {
             "Select a subject on the left to see its state at the cursor.",
         );
     };
-    let Some(c) = &w.state else {
+    // Until the state job for this subject and cursor is back: a loading note, never the
+    // state at another instant.
+    let Some(c) = w
+        .state
+        .as_ref()
+        .filter(|c| c.key.0 == s.id && c.key.1 == w.cursor)
+    else {
         return note(app, "…");
     };
     let st = match &c.value {
@@ -90,7 +97,7 @@ fn state_rows(app: &AppState, width: usize) -> Vec<Row> {
             0,
         ));
     }
-    let kw = name_width(st.attrs.keys().map(|k| k.chars().count()), width);
+    let kw = name_width(st.attrs.keys().map(|k| k.width()), width);
     let mut attrs: Vec<_> = st.attrs.iter().collect();
     attrs.sort_by(|a, b| a.0.cmp(b.0));
     for (k, v) in attrs {
@@ -275,7 +282,7 @@ fn diff_rows(app: &AppState, width: usize) -> Vec<Row> {
         )),
         0,
     ));
-    let kw = name_width(diffs.iter().map(|d| d.attr.chars().count()), width);
+    let kw = name_width(diffs.iter().map(|d| d.attr.width()), width);
     let show = |v: &Option<serde_json::Value>| match v {
         Some(v) => show_value(v),
         None => "(absent)".to_string(),
