@@ -7,6 +7,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod json_args;
 pub mod plot;
 pub mod store;
 pub mod subject;

@@ -18,6 +18,7 @@ pub mod profiles;
 pub mod registry;
 pub mod session_log;
 pub mod tool;
+pub mod typed;
 pub mod types;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
