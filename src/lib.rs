@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod js;
+pub mod json_args;
 pub mod net;
 pub mod plot;
 pub mod protocol;

@@ -21,6 +21,7 @@ pub mod registry;
 pub mod services;
 pub mod session_log;
 pub mod tool;
+pub mod typed;
 pub mod types;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};

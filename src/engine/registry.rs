@@ -20,7 +20,8 @@ pub struct FieldError {
 }
 
 impl RegisteredTool {
-    /// Validate `args`; every error names the JSON Pointer of the bad field ("" = the root).
+    /// Validate `args` against the schema, then deserialize them into the tool's typed
+    /// arguments; every error names the JSON Pointer of the bad field ("" = the root).
     pub fn validate(&self, args: &Value) -> Result<(), Vec<FieldError>> {
         let errors: Vec<FieldError> = self
             .validator
@@ -31,7 +32,7 @@ impl RegisteredTool {
             })
             .collect();
         if errors.is_empty() {
-            Ok(())
+            self.tool.check_args(args).map_err(|e| vec![e])
         } else {
             Err(errors)
         }

@@ -164,6 +164,12 @@ pub trait Tool: Send + Sync {
     fn description(&self) -> &'static str;
     /// JSON Schema of the arguments; validated before anything else runs.
     fn schema(&self) -> Value;
+    /// After the schema accepted `args`: deserialize them into the tool's typed arguments, so
+    /// a call that cannot be parsed is refused at the gate with the pointer of the bad field.
+    /// Typed tools (`super::typed`) implement it; the default accepts.
+    fn check_args(&self, _args: &Value) -> Result<(), super::registry::FieldError> {
+        Ok(())
+    }
     fn mutates(&self) -> Mutates;
     /// What the tool touches and how its calls are treated (pauses, egress, …). Required:
     /// the policy, the run loop and the TUI read this, never the tool's name.

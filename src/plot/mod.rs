@@ -35,7 +35,6 @@ pub mod promise;
 pub mod refs;
 pub mod rows;
 pub mod scene;
-pub mod schemas;
 pub mod selection;
 pub mod story;
 pub mod template;
@@ -43,6 +42,7 @@ pub mod thread;
 pub mod time;
 pub mod track;
 pub mod txn;
+pub mod wire;
 pub mod world_anchor;
 
 pub use ctx::Plot;

@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 
 use crate::engine::profiles::{Creation, Profile};
 use crate::engine::services::ToolServices;
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::LogRecord;
 
 fn engine(ctx: &ToolCtx) -> Result<&dyn ToolServices, ToolError> {
@@ -81,39 +82,26 @@ fn profile_json(p: &Profile) -> Value {
 
 pub struct GetAgentProfile;
 
-impl Tool for GetAgentProfile {
-    fn name(&self) -> &'static str {
-        "get_agent_profile"
-    }
-    fn group(&self) -> &'static str {
-        "collaboration"
-    }
-    fn description(&self) -> &'static str {
-        "Look at a profile before creating or calling an agent with it: its tools, whether agents may create it, and what its initial input, per-call payload and output look like."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"profileKey": {"type": "string", "minLength": 1}},
-            "required": ["profileKey"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProfileArgs {
+    #[schemars(length(min = 1))]
+    pub profile_key: String,
+}
+
+impl TypedTool for GetAgentProfile {
+    type Args = ProfileArgs;
+    const NAME: &'static str = "get_agent_profile";
+    const GROUP: &'static str = "collaboration";
+    const DESCRIPTION: &'static str = "Look at a profile before creating or calling an agent with it: its tools, whether agents may create it, and what its initial input, per-call payload and output look like.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Agents])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let key = args
-            .get("profileKey")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &ProfileArgs) -> Result<ToolOutput, ToolError> {
+        let key = args.profile_key.as_str();
         let p = engine(ctx)?
             .profiles()
             .get(key)
@@ -126,45 +114,54 @@ pub struct GetSession;
 
 const ROLES: [&str; 3] = ["user", "assistant", "toolResult"];
 
-impl Tool for GetSession {
-    fn name(&self) -> &'static str {
-        "get_session"
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub enum MessageRole {
+    User,
+    Assistant,
+    ToolResult,
+}
+
+impl MessageRole {
+    fn as_str(self) -> &'static str {
+        match self {
+            MessageRole::User => ROLES[0],
+            MessageRole::Assistant => ROLES[1],
+            MessageRole::ToolResult => ROLES[2],
+        }
     }
-    fn group(&self) -> &'static str {
-        "collaboration"
-    }
-    fn description(&self) -> &'static str {
-        "Metadata of a session (your own when sessionId is omitted): profile, title, mode, state, token usage, linked agents, and optionally its most recent messages. Session ids are listed by get_agent; do not guess them."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "sessionId": {"type": "string", "minLength": 1},
-                "includeRecentMessages": {"type": "boolean"},
-                "recentMessageLimit": {"type": "integer", "minimum": 1, "maximum": 10},
-                "recentMessageRoles": {"type": "array", "items": {"enum": ROLES}, "uniqueItems": true},
-                "tokenBudget": {"type": "integer", "minimum": 100, "maximum": 3000}
-            },
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionArgs {
+    #[schemars(length(min = 1))]
+    pub session_id: Option<String>,
+    pub include_recent_messages: Option<bool>,
+    #[schemars(range(min = 1, max = 10))]
+    pub recent_message_limit: Option<u64>,
+    /// A set: each role at most once.
+    pub recent_message_roles: Option<std::collections::BTreeSet<MessageRole>>,
+    #[schemars(range(min = 100, max = 3000))]
+    pub token_budget: Option<u64>,
+}
+
+impl TypedTool for GetSession {
+    type Args = SessionArgs;
+    const NAME: &'static str = "get_session";
+    const GROUP: &'static str = "collaboration";
+    const DESCRIPTION: &'static str = "Metadata of a session (your own when sessionId is omitted): profile, title, mode, state, token usage, linked agents, and optionally its most recent messages. Session ids are listed by get_agent; do not guess them.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Agents])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &SessionArgs) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
-        let id = args
-            .get("sessionId")
-            .and_then(Value::as_str)
-            .unwrap_or(&ctx.session_id);
+        let id = args.session_id.as_deref().unwrap_or(&ctx.session_id);
         let s = e
             .session(id)
             .ok_or_else(|| ToolError::failed(format!("no session with id '{id}'")))?;
@@ -182,29 +179,13 @@ impl Tool for GetSession {
             "usage": {"inputTokens": s.input_tokens, "outputTokens": s.output_tokens, "cost": s.cost},
             "linkedAgents": linked,
         });
-        if args
-            .get("includeRecentMessages")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-        {
-            let limit = args
-                .get("recentMessageLimit")
-                .and_then(Value::as_u64)
-                .unwrap_or(3) as usize;
-            let budget_chars = args
-                .get("tokenBudget")
-                .and_then(Value::as_u64)
-                .unwrap_or(1200) as usize
-                * 4;
+        if args.include_recent_messages.unwrap_or(false) {
+            let limit = args.recent_message_limit.unwrap_or(3) as usize;
+            let budget_chars = args.token_budget.unwrap_or(1200) as usize * 4;
             let roles: Vec<String> = args
-                .get("recentMessageRoles")
-                .and_then(Value::as_array)
-                .map(|r| {
-                    r.iter()
-                        .filter_map(Value::as_str)
-                        .map(String::from)
-                        .collect()
-                })
+                .recent_message_roles
+                .as_ref()
+                .map(|r| r.iter().map(|x| x.as_str().to_string()).collect())
                 .unwrap_or_else(|| ROLES.iter().map(|r| r.to_string()).collect());
             out["recentMessages"] = Value::Array(recent(e, id, limit, budget_chars, &roles));
         }

@@ -10,16 +10,22 @@ use std::collections::HashMap;
 use super::files::{approved_target, check_new_segments, fingerprint, read_text};
 use super::patch::{self, Hunk, PlannedFile, PlannedKind};
 use super::preview_diff::bounded_diff;
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
 use crate::workspace::{Access, Target};
 
 pub struct ApplyPatch;
 
-fn patch_arg(args: &Value) -> &str {
-    args.get("patch")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PatchArgs {
+    #[schemars(length(min = 1))]
+    pub patch: String,
+}
+
+fn patch_arg(args: &PatchArgs) -> &str {
+    &args.patch
 }
 
 fn hunk_paths(hunks: &[Hunk]) -> Vec<String> {
@@ -51,7 +57,7 @@ fn created_paths(hunks: &[Hunk]) -> impl Iterator<Item = &str> {
 }
 
 /// Parse and plan the patch in memory; nothing on disk changes.
-fn plan(ctx: &ToolCtx, args: &Value) -> Result<(Vec<Hunk>, Vec<PlannedFile>), ToolError> {
+fn plan(ctx: &ToolCtx, args: &PatchArgs) -> Result<(Vec<Hunk>, Vec<PlannedFile>), ToolError> {
     let hunks =
         patch::parse_patch(patch_arg(args)).map_err(|e| ToolError::failed(e.to_string()))?;
     for p in hunk_paths(&hunks) {
@@ -85,39 +91,24 @@ fn display(ctx: &ToolCtx, p: &str) -> String {
         .unwrap_or_else(|_| p.to_string())
 }
 
-impl Tool for ApplyPatch {
-    fn name(&self) -> &'static str {
-        "apply_patch"
-    }
-    fn group(&self) -> &'static str {
-        "files"
-    }
-    fn description(&self) -> &'static str {
-        "Apply a patch in the Codex format: '*** Begin Patch', then '*** Add File: <path>' (lines prefixed '+'), '*** Delete File: <path>' or '*** Update File: <path>' (optional '*** Move to: <path>', then '@@ <context>' chunks of ' ', '-', '+' lines), then '*** End Patch'. All files change or none do."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"patch": {"type": "string", "minLength": 1}},
-            "required": ["patch"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for ApplyPatch {
+    type Args = PatchArgs;
+    const NAME: &'static str = "apply_patch";
+    const GROUP: &'static str = "files";
+    const DESCRIPTION: &'static str = "Apply a patch in the Codex format: '*** Begin Patch', then '*** Add File: <path>' (lines prefixed '+'), '*** Delete File: <path>' or '*** Update File: <path>' (optional '*** Move to: <path>', then '@@ <context>' chunks of ' ', '-', '+' lines), then '*** End Patch'. All files change or none do.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Files])
-    }
-    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
+    };
+    fn write_targets(&self, ctx: &ToolCtx, args: &PatchArgs) -> Vec<String> {
         match patch::parse_patch(patch_arg(args)) {
             Ok(h) => hunk_paths(&h).iter().map(|p| display(ctx, p)).collect(),
             // An unparseable patch gets no targets, so no exemption or grant can cover it.
             Err(_) => Vec::new(),
         }
     }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    fn preview(&self, ctx: &ToolCtx, args: &PatchArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let (hunks, planned) = plan(ctx, args)?;
         let mut changes = Vec::new();
         let (mut before, mut after, mut elided) = (0u64, 0u64, false);
@@ -182,13 +173,13 @@ impl Tool for ApplyPatch {
             targets,
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &PatchArgs) -> Result<ToolOutput, ToolError> {
         self.run_approved(ctx, args, None)
     }
     fn run_approved(
         &self,
         ctx: &ToolCtx,
-        args: &Value,
+        args: &PatchArgs,
         approved: Option<&[String]>,
     ) -> Result<ToolOutput, ToolError> {
         let hunks =

@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::engine::jobs::{JobKind, JobStart};
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{Preview, PreviewBody};
 
 const DEFAULT_TIMEOUT_SECS: u64 = 120;
@@ -21,15 +22,24 @@ const TAIL_BYTES: usize = 50 * 1024;
 
 pub struct Bash;
 
-fn command_arg(args: &Value) -> &str {
-    args.get("command")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashArgs {
+    #[schemars(length(min = 1))]
+    pub command: String,
+    /// Seconds before the command is killed (default 120)
+    #[schemars(range(min = 1, max = "MAX_TIMEOUT_SECS"))]
+    pub timeout: Option<u64>,
+    /// Run as a background job and return its jobId at once; the result arrives as a message when it ends. Do not poll.
+    pub background: Option<bool>,
 }
 
-fn timeout_arg(args: &Value) -> u64 {
-    args.get("timeout")
-        .and_then(Value::as_u64)
+fn command_arg(args: &BashArgs) -> &str {
+    &args.command
+}
+
+fn timeout_arg(args: &BashArgs) -> u64 {
+    args.timeout
         .unwrap_or(DEFAULT_TIMEOUT_SECS)
         .clamp(1, MAX_TIMEOUT_SECS)
 }
@@ -56,40 +66,21 @@ pub fn tail(text: &str) -> (String, bool) {
     (out, cut)
 }
 
-impl Tool for Bash {
-    fn name(&self) -> &'static str {
-        "bash"
-    }
-    fn group(&self) -> &'static str {
-        "files"
-    }
-    fn description(&self) -> &'static str {
-        "Run a shell command (bash -c) in the project root: search (rg), list, run scripts. Output is cut to its last 2000 lines / 50 KB; a non-zero exit is an error. Do not use it to write files; use write, edit or apply_patch."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "command": {"type": "string", "minLength": 1},
-                "timeout": {"type": "integer", "minimum": 1, "maximum": MAX_TIMEOUT_SECS, "description": "Seconds before the command is killed (default 120)"},
-                "background": {"type": "boolean", "description": "Run as a background job and return its jobId at once; the result arrives as a message when it ends. Do not poll."}
-            },
-            "required": ["command"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for Bash {
+    type Args = BashArgs;
+    const NAME: &'static str = "bash";
+    const GROUP: &'static str = "files";
+    const DESCRIPTION: &'static str = "Run a shell command (bash -c) in the project root: search (rg), list, run scripts. Output is cut to its last 2000 lines / 50 KB; a non-zero exit is an error. Do not use it to write files; use write, edit or apply_patch.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         // Its network use is gated with every call, as a mutating tool.
         Effects::touches(&[Files, Network]).prompt_gated_in_neurobook()
-    }
-    fn write_targets(&self, _ctx: &ToolCtx, args: &Value) -> Vec<String> {
+    };
+    fn write_targets(&self, _ctx: &ToolCtx, args: &BashArgs) -> Vec<String> {
         vec![format!("$ {}", command_arg(args))]
     }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    fn preview(&self, ctx: &ToolCtx, args: &BashArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let command = command_arg(args).to_string();
         let first = command.lines().next().unwrap_or_default();
         Ok(Preview {
@@ -102,10 +93,10 @@ impl Tool for Bash {
             targets: Vec::new(),
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &BashArgs) -> Result<ToolOutput, ToolError> {
         let command = command_arg(args).to_string();
         let timeout = Duration::from_secs(timeout_arg(args));
-        if args.get("background").and_then(Value::as_bool) == Some(true) {
+        if args.background == Some(true) {
             return start_background(ctx, command, timeout);
         }
         // A cancelled run abandons this call: its token kills the command.

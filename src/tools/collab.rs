@@ -11,9 +11,10 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::engine::agents::{AgentHost, InvokeMode, InvokeRequest};
-use crate::engine::inputs::{render_answers, InputSource, Question};
+use crate::engine::inputs::{render_answers, InputSource, Question, QuestionOption};
 use crate::engine::services::ToolServices;
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 
 fn engine(ctx: &ToolCtx) -> Result<&dyn ToolServices, ToolError> {
     ctx.services
@@ -37,51 +38,133 @@ fn json_out(content: String, v: Value) -> ToolOutput {
     }
 }
 
-fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateAgentArgs {
+    #[schemars(length(min = 1))]
+    pub profile_key: String,
+    /// The profile's initial object (omitted = {})
+    pub initial: Option<serde_json::Map<String, Value>>,
+    #[schemars(length(max = 120))]
+    pub title: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum InvokeModeArg {
+    Prompt,
+    Continue,
+    Steer,
+    Followup,
+}
+
+impl InvokeModeArg {
+    fn mode(self) -> InvokeMode {
+        match self {
+            InvokeModeArg::Prompt => InvokeMode::Prompt,
+            InvokeModeArg::Continue => InvokeMode::Continue,
+            InvokeModeArg::Steer => InvokeMode::Steer,
+            InvokeModeArg::Followup => InvokeMode::Followup,
+        }
+    }
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InvokeAgentArgs {
+    #[schemars(length(min = 1))]
+    pub session_id: String,
+    pub message: Option<String>,
+    pub input: Option<serde_json::Map<String, Value>>,
+    pub title: Option<String>,
+    pub mode: Option<InvokeModeArg>,
+    /// A model key from config.toml, for this call only
+    #[schemars(length(min = 1))]
+    pub model: Option<String>,
+    pub background: Option<bool>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentIdArgs {
+    #[schemars(length(min = 1))]
+    pub session_id: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DetachArgs {
+    #[schemars(length(min = 1))]
+    pub session_id: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OptionArgs {
+    #[schemars(length(min = 1))]
+    pub label: String,
+    pub description: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionArgs {
+    #[schemars(length(max = 60))]
+    pub header: Option<String>,
+    #[schemars(length(min = 1))]
+    pub question: String,
+    #[schemars(length(max = 9))]
+    pub options: Option<Vec<OptionArgs>>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AskArgs {
+    #[schemars(length(min = 1, max = 10))]
+    pub questions: Vec<QuestionArgs>,
+}
+
+impl QuestionArgs {
+    fn question(&self) -> Question {
+        Question {
+            header: self.header.clone(),
+            question: self.question.clone(),
+            options: self
+                .options
+                .iter()
+                .flatten()
+                .map(|o| QuestionOption {
+                    label: o.label.clone(),
+                    description: o.description.clone(),
+                })
+                .collect(),
+            multi: false,
+        }
+    }
 }
 
 pub struct CreateAgent;
 
-impl Tool for CreateAgent {
-    fn name(&self) -> &'static str {
-        "create_agent"
-    }
-    fn group(&self) -> &'static str {
-        "agents"
-    }
-    fn description(&self) -> &'static str {
-        "Create a linked agent session for a profile (get_agent_profile shows what it takes). `initial` must match the profile's initial schema. Returns {sessionId, profileKey, title}; then use invoke_agent."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "profileKey": {"type": "string", "minLength": 1},
-                "initial": {"type": "object", "description": "The profile's initial object (omitted = {})"},
-                "title": {"type": "string", "maxLength": 120}
-            },
-            "required": ["profileKey"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for CreateAgent {
+    type Args = CreateAgentArgs;
+    const NAME: &'static str = "create_agent";
+    const GROUP: &'static str = "agents";
+    const DESCRIPTION: &'static str = "Create a linked agent session for a profile (get_agent_profile shows what it takes). `initial` must match the profile's initial schema. Returns {sessionId, profileKey, title}; then use invoke_agent.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Agents])
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    fn run(&self, ctx: &ToolCtx, args: &CreateAgentArgs) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
-        let profile = str_arg(args, "profileKey").unwrap_or_default();
-        let initial = args.get("initial").cloned().unwrap_or_else(|| json!({}));
+        let profile = args.profile_key.as_str();
+        let initial = Value::Object(args.initial.clone().unwrap_or_default());
         let info = e
             .create_agent(
                 Some(&ctx.session_id),
                 profile,
                 initial,
-                str_arg(args, "title"),
+                args.title.as_deref(),
             )
             .map_err(|err| ToolError::failed(err.to_string()))?;
         let v = json!({"sessionId": info.id, "profileKey": info.profile, "title": info.title});
@@ -91,45 +174,20 @@ impl Tool for CreateAgent {
 
 pub struct InvokeAgent;
 
-impl Tool for InvokeAgent {
-    fn name(&self) -> &'static str {
-        "invoke_agent"
-    }
-    fn group(&self) -> &'static str {
-        "agents"
-    }
-    fn description(&self) -> &'static str {
-        "Run one of your linked agents. mode: prompt (default with a message or input) starts a run, continue (default without) resumes it, steer injects a message into its running turn, followup queues one after it. `input` must match the profile's payload schema. background:true returns a jobId at once and the result arrives later as a message (do not poll). Returns {status, sessionId, finalMessage, data, error?, stats}."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "sessionId": {"type": "string", "minLength": 1},
-                "message": {"type": "string"},
-                "input": {"type": "object"},
-                "title": {"type": "string"},
-                "mode": {"type": "string", "enum": ["prompt", "continue", "steer", "followup"]},
-                "model": {"type": "string", "minLength": 1, "description": "A model key from config.toml, for this call only"},
-                "background": {"type": "boolean"}
-            },
-            "required": ["sessionId"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for InvokeAgent {
+    type Args = InvokeAgentArgs;
+    const NAME: &'static str = "invoke_agent";
+    const GROUP: &'static str = "agents";
+    const DESCRIPTION: &'static str = "Run one of your linked agents. mode: prompt (default with a message or input) starts a run, continue (default without) resumes it, steer injects a message into its running turn, followup queues one after it. `input` must match the profile's payload schema. background:true returns a jobId at once and the result arrives later as a message (do not poll). Returns {status, sessionId, finalMessage, data, error?, stats}.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Agents])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &InvokeAgentArgs) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
-        let target = str_arg(args, "sessionId").unwrap_or_default().to_string();
+        let target = args.session_id.clone();
         if target == ctx.session_id {
             return Err(ToolError::failed(
                 "an agent cannot invoke itself; pass the sessionId of a linked agent",
@@ -149,13 +207,13 @@ impl Tool for InvokeAgent {
             }
             Some(_) => {}
         }
-        if let Some(t) = str_arg(args, "title").filter(|t| !t.trim().is_empty()) {
+        if let Some(t) = args.title.as_deref().filter(|t| !t.trim().is_empty()) {
             e.set_title(&target, t);
         }
-        let message = str_arg(args, "message").map(str::to_string);
-        let input = args.get("input").cloned();
-        let mode = match str_arg(args, "mode") {
-            Some(m) => InvokeMode::parse(m).unwrap_or(InvokeMode::Prompt),
+        let message = args.message.clone();
+        let input = args.input.clone().map(Value::Object);
+        let mode = match args.mode {
+            Some(m) => m.mode(),
             None if message.is_some() || input.is_some() => InvokeMode::Prompt,
             None => InvokeMode::Continue,
         };
@@ -165,11 +223,11 @@ impl Tool for InvokeAgent {
             message,
             input,
             mode,
-            model: str_arg(args, "model").map(str::to_string),
+            model: args.model.clone(),
             origin_call_id: Some(ctx.call_id.clone()),
         };
         let h = host(e)?;
-        if args.get("background").and_then(Value::as_bool) == Some(true) {
+        if args.background == Some(true) {
             let job = h
                 .invoke_background(req)
                 .map_err(|e| ToolError::failed(e.to_string()))?;
@@ -202,37 +260,21 @@ impl Tool for InvokeAgent {
 
 pub struct GetAgent;
 
-impl Tool for GetAgent {
-    fn name(&self) -> &'static str {
-        "get_agent"
-    }
-    fn group(&self) -> &'static str {
-        "agents"
-    }
-    fn description(&self) -> &'static str {
-        "Without sessionId: your linked agents (not detached) with their status. With sessionId: that agent."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"sessionId": {"type": "string", "minLength": 1}},
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for GetAgent {
+    type Args = AgentIdArgs;
+    const NAME: &'static str = "get_agent";
+    const GROUP: &'static str = "agents";
+    const DESCRIPTION: &'static str = "Without sessionId: your linked agents (not detached) with their status. With sessionId: that agent.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Agents])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &AgentIdArgs) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
         let linked = e.linked_agents(&ctx.session_id);
-        match str_arg(args, "sessionId") {
+        match args.session_id.as_deref() {
             None => {
                 let list: Vec<&_> = linked.iter().filter(|a| !a.detached).collect();
                 let v = serde_json::to_value(&list).unwrap_or(Value::Null);
@@ -261,34 +303,19 @@ impl Tool for GetAgent {
 
 pub struct DetachAgent;
 
-impl Tool for DetachAgent {
-    fn name(&self) -> &'static str {
-        "detach_agent"
-    }
-    fn group(&self) -> &'static str {
-        "agents"
-    }
-    fn description(&self) -> &'static str {
-        "Unlink one of your agents (its session is kept, not deleted). Returns detached, already_detached or not_linked."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"sessionId": {"type": "string", "minLength": 1}},
-            "required": ["sessionId"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for DetachAgent {
+    type Args = DetachArgs;
+    const NAME: &'static str = "detach_agent";
+    const GROUP: &'static str = "agents";
+    const DESCRIPTION: &'static str = "Unlink one of your agents (its session is kept, not deleted). Returns detached, already_detached or not_linked.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Agents])
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    fn run(&self, ctx: &ToolCtx, args: &DetachArgs) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
-        let id = str_arg(args, "sessionId").unwrap_or_default();
+        let id = args.session_id.as_str();
         let status = e
             .detach_agent(&ctx.session_id, id)
             .map_err(|err| ToolError::failed(err.to_string()))?;
@@ -299,64 +326,19 @@ impl Tool for DetachAgent {
 
 pub struct RequestUserInput;
 
-impl Tool for RequestUserInput {
-    fn name(&self) -> &'static str {
-        "request_user_input"
-    }
-    fn group(&self) -> &'static str {
-        "control"
-    }
-    fn description(&self) -> &'static str {
-        "Ask the author one or more questions and wait for the answers (the session pauses). Give options when the choice is among a few; leave them out for a free answer."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "questions": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": 10,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "header": {"type": "string", "maxLength": 60},
-                            "question": {"type": "string", "minLength": 1},
-                            "options": {
-                                "type": "array",
-                                "maxItems": 9,
-                                "items": {
-                                    "type": "object",
-                                    "properties": {
-                                        "label": {"type": "string", "minLength": 1},
-                                        "description": {"type": "string"}
-                                    },
-                                    "required": ["label"],
-                                    "additionalProperties": false
-                                }
-                            }
-                        },
-                        "required": ["question"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["questions"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for RequestUserInput {
+    type Args = AskArgs;
+    const NAME: &'static str = "request_user_input";
+    const GROUP: &'static str = "control";
+    const DESCRIPTION: &'static str = "Ask the author one or more questions and wait for the answers (the session pauses). Give options when the choice is among a few; leave them out for a free answer.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Control]).pauses()
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    fn run(&self, ctx: &ToolCtx, args: &AskArgs) -> Result<ToolOutput, ToolError> {
         let e = engine(ctx)?;
-        let questions: Vec<Question> =
-            serde_json::from_value(args.get("questions").cloned().unwrap_or(Value::Null))
-                .map_err(|err| ToolError::failed(format!("questions: {err}")))?;
+        let questions: Vec<Question> = args.questions.iter().map(QuestionArgs::question).collect();
         let title = questions
             .first()
             .map(|q| q.header.clone().unwrap_or_else(|| q.question.clone()))

@@ -4,40 +4,33 @@
 
 use serde_json::{json, Value};
 
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{Mode, Preview, PreviewBody};
 
 use crate::engine::MODE_STATE_KEY as MODE_KEY;
 
 pub struct ReportResult;
 
-impl Tool for ReportResult {
-    fn name(&self) -> &'static str {
-        "report_result"
-    }
-    fn group(&self) -> &'static str {
-        "result"
-    }
-    fn description(&self) -> &'static str {
-        "Finish this run and return a result to whoever invoked you: `result` is a short text; `data` must match your profile's output schema when it has one."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"result": {"type": "string"}, "data": {}},
-            "required": ["result"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportArgs {
+    pub result: String,
+    pub data: Option<Value>,
+}
+
+impl TypedTool for ReportResult {
+    type Args = ReportArgs;
+    const NAME: &'static str = "report_result";
+    const GROUP: &'static str = "result";
+    const DESCRIPTION: &'static str = "Finish this run and return a result to whoever invoked you: `result` is a short text; `data` must match your profile's output schema when it has one.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Control]).ends_run()
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let data = args.get("data").cloned().unwrap_or(Value::Null);
+    };
+    fn run(&self, ctx: &ToolCtx, args: &ReportArgs) -> Result<ToolOutput, ToolError> {
+        let data = args.data.clone().unwrap_or(Value::Null);
         if let Some(schema) = &ctx.profile.output_schema {
             let validator = jsonschema::validator_for(schema).map_err(|e| {
                 ToolError::failed(format!(
@@ -63,10 +56,7 @@ impl Tool for ReportResult {
                 )));
             }
         }
-        let result = args
-            .get("result")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let result = args.result.as_str();
         Ok(ToolOutput {
             content: result.to_string(),
             details: Some(json!({"result": result, "data": data})),
@@ -78,53 +68,54 @@ impl Tool for ReportResult {
 
 pub struct SwitchMode;
 
-fn target(args: &Value) -> Option<Mode> {
-    args.get("targetMode")
-        .and_then(Value::as_str)
-        .and_then(Mode::parse)
+#[derive(Clone, Copy, Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetMode {
+    Normal,
+    Discuss,
+    Plan,
 }
 
-impl Tool for SwitchMode {
-    fn name(&self) -> &'static str {
-        "switch_mode"
-    }
-    fn group(&self) -> &'static str {
-        "control"
-    }
-    fn description(&self) -> &'static str {
-        "Ask the author to switch this session's mode (normal, discuss, plan). Always waits for approval. When leaving plan mode, give planFilePath (.agent/plan/<slug>.md) so the author can review the plan."
-    }
-    fn schema(&self) -> Value {
-        // Not `additionalProperties: false`, as in NeuroBook.
-        json!({
-            "type": "object",
-            "properties": {
-                "targetMode": {"enum": ["normal", "discuss", "plan"]},
-                "reason": {"type": "string"},
-                "planFilePath": {"type": "string"}
-            },
-            "required": ["targetMode"]
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+/// Not `deny_unknown_fields`, as in NeuroBook: extra keys are ignored.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SwitchModeArgs {
+    pub target_mode: TargetMode,
+    pub reason: Option<String>,
+    pub plan_file_path: Option<String>,
+}
+
+fn target(args: &SwitchModeArgs) -> Option<Mode> {
+    Some(match args.target_mode {
+        TargetMode::Normal => Mode::Normal,
+        TargetMode::Discuss => Mode::Discuss,
+        TargetMode::Plan => Mode::Plan,
+    })
+}
+
+impl TypedTool for SwitchMode {
+    type Args = SwitchModeArgs;
+    const NAME: &'static str = "switch_mode";
+    const GROUP: &'static str = "control";
+    const DESCRIPTION: &'static str = "Ask the author to switch this session's mode (normal, discuss, plan). Always waits for approval. When leaving plan mode, give planFilePath (.agent/plan/<slug>.md) so the author can review the plan.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Control]).pauses().always_asks()
-    }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    };
+    fn preview(
+        &self,
+        ctx: &ToolCtx,
+        args: &SwitchModeArgs,
+        _raw: &Value,
+    ) -> Result<Preview, ToolError> {
         let to = target(args)
             .ok_or_else(|| ToolError::failed("targetMode must be normal, discuss or plan"))?;
         let mut text = format!("Switch this session from {} to {} mode.", ctx.mode, to);
-        if let Some(r) = args
-            .get("reason")
-            .and_then(Value::as_str)
-            .filter(|r| !r.trim().is_empty())
-        {
+        if let Some(r) = args.reason.as_deref().filter(|r| !r.trim().is_empty()) {
             text.push_str(&format!("\nReason: {r}"));
         }
-        if let Some(p) = args.get("planFilePath").and_then(Value::as_str) {
+        if let Some(p) = args.plan_file_path.as_deref() {
             let plan = plan_file(ctx, p)?;
             text.push_str(&format!("\n\nPlan file {p}:\n\n{plan}"));
         }
@@ -134,7 +125,7 @@ impl Tool for SwitchMode {
             targets: Vec::new(),
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &SwitchModeArgs) -> Result<ToolOutput, ToolError> {
         let to = target(args)
             .ok_or_else(|| ToolError::failed("targetMode must be normal, discuss or plan"))?;
         if to == ctx.mode {
@@ -152,7 +143,7 @@ impl Tool for SwitchMode {
             "phase": phase,
             "lastTransition": "switch_mode",
             "approved": true,
-            "reason": args.get("reason").cloned().unwrap_or(Value::Null),
+            "reason": args.reason,
         });
         Ok(ToolOutput {
             content: format!("The author approved: the session is now in {to} mode."),

@@ -6,19 +6,18 @@
 
 use std::io::Read as _;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::preview_diff::{bounded_diff, replacement_diff, BoundedDiff, LINE_DIFF_MAX_INPUT};
 use super::read_window::read_window;
 pub use super::read_window::{READ_MAX_BYTES, READ_MAX_LINES};
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
 use crate::workspace::regular::{open_regular, special_file_kind, OpenRegularError};
 use crate::workspace::{Access, Resolved, Target};
-
-fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
-    args.get(key).and_then(Value::as_str).unwrap_or_default()
-}
 
 fn resolve(ctx: &ToolCtx, path: &str, access: Access) -> Result<Resolved, ToolError> {
     ctx.workspace
@@ -215,55 +214,41 @@ fn write_file(t: &Target, content: &str) -> Result<(), ToolError> {
 
 pub struct Read;
 
-impl Tool for Read {
-    fn name(&self) -> &'static str {
-        "read"
-    }
-    fn group(&self) -> &'static str {
-        "files"
-    }
-    fn description(&self) -> &'static str {
-        "Read a text file of the project. Returns at most 2000 lines or 50 KB; use offset (1-based line) and limit to page through longer files."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "minLength": 1, "description": "Project-relative path, or workspace/<project>/<path>"},
-                "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)"},
-                "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of lines"},
-                "lineNumbers": {"type": "boolean", "description": "Prefix each line with its number"}
-            },
-            "required": ["path"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadArgs {
+    /// Project-relative path, or workspace/<project>/<path>
+    #[schemars(length(min = 1))]
+    pub path: String,
+    /// First line to return (1-based)
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// Maximum number of lines
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+    /// Prefix each line with its number
+    pub line_numbers: Option<bool>,
+}
+
+impl TypedTool for Read {
+    type Args = ReadArgs;
+    const NAME: &'static str = "read";
+    const GROUP: &'static str = "files";
+    const DESCRIPTION: &'static str = "Read a text file of the project. Returns at most 2000 lines or 50 KB; use offset (1-based line) and limit to page through longer files.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Files])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let r = resolve(ctx, str_arg(args, "path"), Access::Read)?;
-        let offset = args
-            .get("offset")
-            .and_then(Value::as_u64)
-            .unwrap_or(1)
-            .max(1) as usize;
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
+        let r = resolve(ctx, &args.path, Access::Read)?;
+        let offset = args.offset.unwrap_or(1).max(1) as usize;
         let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
+            .limit
             .map(|l| (l as usize).min(READ_MAX_LINES))
             .unwrap_or(READ_MAX_LINES);
-        let numbers = args
-            .get("lineNumbers")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+        let numbers = args.line_numbers.unwrap_or(false);
         read_window(&r, offset, limit, numbers)
     }
 }
@@ -272,42 +257,37 @@ impl Tool for Read {
 
 pub struct Write;
 
-impl Tool for Write {
-    fn name(&self) -> &'static str {
-        "write"
-    }
-    fn group(&self) -> &'static str {
-        "files"
-    }
-    fn description(&self) -> &'static str {
-        "Create a file, or replace a file's whole content. Parent folders are created. Prefer edit for small changes."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "minLength": 1},
-                "content": {"type": "string"}
-            },
-            "required": ["path", "content"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WriteArgs {
+    #[schemars(length(min = 1))]
+    pub path: String,
+    pub content: String,
+}
+
+/// What `write` and `edit` ask to write: the resolved path (or the path as given).
+fn path_targets(ctx: &ToolCtx, path: &str) -> Vec<String> {
+    resolve(ctx, path, Access::Write)
+        .map(|r| vec![r.display])
+        .unwrap_or_else(|_| vec![path.to_string()])
+}
+
+impl TypedTool for Write {
+    type Args = WriteArgs;
+    const NAME: &'static str = "write";
+    const GROUP: &'static str = "files";
+    const DESCRIPTION: &'static str = "Create a file, or replace a file's whole content. Parent folders are created. Prefer edit for small changes.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Files])
+    };
+    fn write_targets(&self, ctx: &ToolCtx, args: &WriteArgs) -> Vec<String> {
+        path_targets(ctx, &args.path)
     }
-    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
-        resolve(ctx, str_arg(args, "path"), Access::Write)
-            .map(|r| vec![r.display])
-            .unwrap_or_else(|_| vec![str_arg(args, "path").to_string()])
-    }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
-        let r = resolve_creatable(ctx, str_arg(args, "path"))?;
-        let content = str_arg(args, "content");
+    fn preview(&self, ctx: &ToolCtx, args: &WriteArgs, _raw: &Value) -> Result<Preview, ToolError> {
+        let r = resolve_creatable(ctx, &args.path)?;
+        let content = args.content.as_str();
         let (existed, before, diff) = write_diff(&r, content)?;
         let extent = elided_extent(&diff, before, content.len() as u64);
         let change = file_change(&r.display, existed, diff);
@@ -328,23 +308,23 @@ impl Tool for Write {
             },
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &WriteArgs) -> Result<ToolOutput, ToolError> {
         self.run_approved(ctx, args, None)
     }
     fn run_approved(
         &self,
         ctx: &ToolCtx,
-        args: &Value,
+        args: &WriteArgs,
         approved: Option<&[String]>,
     ) -> Result<ToolOutput, ToolError> {
         // New path segments are checked (control/bidi characters) before anything else.
-        resolve_creatable(ctx, str_arg(args, "path"))?;
-        let t = approved_target(ctx, str_arg(args, "path"), approved)?;
+        resolve_creatable(ctx, &args.path)?;
+        let t = approved_target(ctx, &args.path, approved)?;
         if t.is_dir() {
             return Err(ToolError::failed(format!("{} is a folder", t.display())));
         }
         check_regular_target(&t.resolved)?;
-        let content = str_arg(args, "content");
+        let content = args.content.as_str();
         write_file(&t, content)?;
         Ok(ToolOutput {
             content: format!(
@@ -363,17 +343,34 @@ impl Tool for Write {
 
 pub struct Edit;
 
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EditBlock {
+    #[schemars(length(min = 1))]
+    pub old_text: String,
+    pub new_text: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EditArgs {
+    #[schemars(length(min = 1))]
+    pub path: String,
+    #[schemars(length(min = 1))]
+    pub edits: Vec<EditBlock>,
+}
+
 /// Apply `edits` (each `oldText` unique in `original`, no overlaps) and return the new text
 /// and the first changed line (1-based).
 pub fn apply_edits(
     display: &str,
     original: &str,
-    edits: &[Value],
+    edits: &[EditBlock],
 ) -> Result<(String, usize), ToolError> {
     let mut spans: Vec<(usize, usize, &str, usize)> = Vec::new();
     for (i, e) in edits.iter().enumerate() {
-        let old = str_arg(e, "oldText");
-        let new = str_arg(e, "newText");
+        let old = e.old_text.as_str();
+        let new = e.new_text.as_str();
         if old.is_empty() {
             return Err(ToolError::failed(format!(
                 "edits[{i}].oldText is empty; give the exact text to replace"
@@ -420,76 +417,38 @@ pub fn apply_edits(
 
 fn planned_edit(
     ctx: &ToolCtx,
-    args: &Value,
+    args: &EditArgs,
 ) -> Result<(Resolved, String, String, usize), ToolError> {
-    let r = resolve(ctx, str_arg(args, "path"), Access::Write)?;
+    let r = resolve(ctx, &args.path, Access::Write)?;
     let original = read_text(&r)?.ok_or_else(|| {
         ToolError::failed(format!(
             "{} does not exist; use write to create it",
             r.display
         ))
     })?;
-    let edits = args
-        .get("edits")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let (new, first) = apply_edits(&r.display, &original, &edits)?;
+    let (new, first) = apply_edits(&r.display, &original, &args.edits)?;
     Ok((r, original, new, first))
 }
 
-impl Tool for Edit {
-    fn name(&self) -> &'static str {
-        "edit"
-    }
-    fn group(&self) -> &'static str {
-        "files"
-    }
-    fn description(&self) -> &'static str {
-        "Replace exact text blocks in an existing file. Each oldText must occur exactly once in the current file and edits must not overlap; all are matched against the original file."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "path": {"type": "string", "minLength": 1},
-                "edits": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "oldText": {"type": "string", "minLength": 1},
-                            "newText": {"type": "string"}
-                        },
-                        "required": ["oldText", "newText"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["path", "edits"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for Edit {
+    type Args = EditArgs;
+    const NAME: &'static str = "edit";
+    const GROUP: &'static str = "files";
+    const DESCRIPTION: &'static str = "Replace exact text blocks in an existing file. Each oldText must occur exactly once in the current file and edits must not overlap; all are matched against the original file.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Files])
+    };
+    fn write_targets(&self, ctx: &ToolCtx, args: &EditArgs) -> Vec<String> {
+        path_targets(ctx, &args.path)
     }
-    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
-        Write.write_targets(ctx, args)
-    }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    fn preview(&self, ctx: &ToolCtx, args: &EditArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let (r, original, new, _) = planned_edit(ctx, args)?;
         let diff = bounded_diff(&r.display, &original, &new);
         let extent = elided_extent(&diff, original.len() as u64, new.len() as u64);
         let change = file_change(&r.display, true, diff);
-        let blocks = args
-            .get("edits")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
+        let blocks = args.edits.len();
         Ok(Preview {
             summary: format!(
                 "Edit {} ({} block{}, +{} -{}{extent})",
@@ -508,36 +467,28 @@ impl Tool for Edit {
             },
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &EditArgs) -> Result<ToolOutput, ToolError> {
         self.run_approved(ctx, args, None)
     }
     fn run_approved(
         &self,
         ctx: &ToolCtx,
-        args: &Value,
+        args: &EditArgs,
         approved: Option<&[String]>,
     ) -> Result<ToolOutput, ToolError> {
         // The edit applies to the file the held folder holds now, the one that is replaced.
-        let t = approved_target(ctx, str_arg(args, "path"), approved)?;
+        let t = approved_target(ctx, &args.path, approved)?;
         let original = target_text(&t)?.ok_or_else(|| {
             ToolError::failed(format!(
                 "{} does not exist; use write to create it",
                 t.display()
             ))
         })?;
-        let edits = args
-            .get("edits")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let (new, first) = apply_edits(t.display(), &original, &edits)?;
+        let (new, first) = apply_edits(t.display(), &original, &args.edits)?;
         write_file(&t, &new)?;
         let r = t.resolved;
         let diff = bounded_diff(&r.display, &original, &new).text;
-        let blocks = args
-            .get("edits")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
+        let blocks = args.edits.len();
         Ok(ToolOutput {
             content: format!("Successfully replaced {blocks} block(s) in {}", r.display),
             details: Some(json!({"diff": diff, "firstChangedLine": first})),
@@ -549,8 +500,11 @@ impl Tool for Edit {
 
 #[cfg(test)]
 mod tests {
-    use super::apply_edits;
-    use serde_json::json;
+    use super::{apply_edits, EditBlock};
+
+    fn json(v: serde_json::Value) -> EditBlock {
+        serde_json::from_value(v).expect("edit block")
+    }
 
     #[test]
     fn edits_apply_against_the_original_and_reject_ambiguity() {
@@ -559,23 +513,35 @@ mod tests {
             "f",
             text,
             &[
-                json!({"oldText": "gamma", "newText": "G"}),
-                json!({"oldText": "alpha", "newText": "A"}),
+                json(serde_json::json!({"oldText": "gamma", "newText": "G"})),
+                json(serde_json::json!({"oldText": "alpha", "newText": "A"})),
             ],
         )
         .unwrap();
         assert_eq!(out, "A beta G\nbeta\n");
         assert_eq!(first, 1);
-        let e = apply_edits("f", text, &[json!({"oldText": "beta", "newText": "x"})]).unwrap_err();
+        let e = apply_edits(
+            "f",
+            text,
+            &[json(serde_json::json!({"oldText": "beta", "newText": "x"}))],
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("occurs 2 times"));
-        let e = apply_edits("f", text, &[json!({"oldText": "delta", "newText": "x"})]).unwrap_err();
+        let e = apply_edits(
+            "f",
+            text,
+            &[json(
+                serde_json::json!({"oldText": "delta", "newText": "x"}),
+            )],
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("not found"));
         let e = apply_edits(
             "f",
             text,
             &[
-                json!({"oldText": "alpha beta", "newText": "x"}),
-                json!({"oldText": "beta gamma", "newText": "y"}),
+                json(serde_json::json!({"oldText": "alpha beta", "newText": "x"})),
+                json(serde_json::json!({"oldText": "beta gamma", "newText": "y"})),
             ],
         )
         .unwrap_err();

@@ -4,14 +4,14 @@
 //! its Markdown) and `details` the DTO. Thread and scene reads update `plot.selection`.
 //! (`get_scene_world_context` lives with the world tools.)
 
-use serde::Serialize;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
-use crate::plot::args::ArgReader;
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::plot::brief::BriefMode;
-use crate::plot::schemas::{id_prop, project_root_prop};
 use crate::plot::selection::{resolve_scene_id, resolve_thread_id, selection_update};
+use crate::plot::wire::PlotId;
 use crate::plot::{resolve_target, Field, PlotDb, PlotError, PlotTarget};
 
 /// The call's failure, as the agent reads it.
@@ -20,11 +20,11 @@ pub(crate) fn plot_err(e: PlotError) -> ToolError {
 }
 
 /// The project the call is about (`projectRoot`, default the current one) and its database.
-pub(crate) fn open_target(ctx: &ToolCtx, args: &Value) -> Result<(PlotTarget, PlotDb), ToolError> {
-    let root = ArgReader::new(args)
-        .and_then(|a| a.str("projectRoot"))
-        .map_err(plot_err)?;
-    let target = resolve_target(&ctx.workspace, root.as_deref()).map_err(plot_err)?;
+pub(crate) fn open_target(
+    ctx: &ToolCtx,
+    project_root: Option<&str>,
+) -> Result<(PlotTarget, PlotDb), ToolError> {
+    let target = resolve_target(&ctx.workspace, project_root).map_err(plot_err)?;
     // World anchors are read and written in the project's own calendar.
     let calendar = crate::world::calendar::Calendar::load(&target.root).map_err(|e| {
         ToolError::failed(format!(
@@ -46,50 +46,44 @@ pub(crate) fn json_output<T: Serialize>(value: &T) -> Result<ToolOutput, ToolErr
     })
 }
 
-fn schema(props: Value, required: &[&str]) -> Value {
-    let mut p = props;
-    if let Value::Object(o) = &mut p {
-        o.insert("projectRoot".into(), project_root_prop());
-    }
-    json!({"type": "object", "properties": p, "required": required, "additionalProperties": false})
-}
-
-fn id_arg(args: &Value, key: &str) -> Result<Option<i64>, ToolError> {
-    ArgReader::new(args)
-        .and_then(|a| a.id(key))
-        .map_err(plot_err)
-}
-
-fn required_id(args: &Value, key: &str) -> Result<i64, ToolError> {
-    id_arg(args, key)?.ok_or_else(|| plot_err(PlotError::invalid(&format!("/{key}"), "required")))
-}
-
 macro_rules! read_tool {
     ($ty:ident, $name:literal, $desc:literal) => {
         pub struct $ty;
-        impl Tool for $ty {
-            fn name(&self) -> &'static str {
-                $name
-            }
-            fn group(&self) -> &'static str {
-                "plot"
-            }
-            fn description(&self) -> &'static str {
-                $desc
-            }
-            fn schema(&self) -> Value {
-                $ty::args_schema()
-            }
-            fn mutates(&self) -> Mutates {
-                Mutates::No
-            }
-            fn effects(&self) -> crate::engine::tool::Effects {
+        impl TypedTool for $ty {
+            type Args = <$ty as ReadArgs>::Args;
+            const NAME: &'static str = $name;
+            const GROUP: &'static str = "plot";
+            const DESCRIPTION: &'static str = $desc;
+            const MUTATES: Mutates = Mutates::No;
+            const EFFECTS: crate::engine::tool::Effects = {
                 use crate::engine::tool::{Domain::*, Effects};
                 Effects::touches(&[Plot])
-            }
-            fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+            };
+            fn run(&self, ctx: &ToolCtx, args: &Self::Args) -> Result<ToolOutput, ToolError> {
                 $ty::read(ctx, args)
             }
+        }
+    };
+}
+
+/// Each read tool's argument type, next to its `read`.
+pub trait ReadArgs {
+    type Args;
+}
+
+/// Declare a read tool's arguments: `projectRoot` plus the listed fields.
+macro_rules! read_args {
+    ($tool:ident, $args:ident { $($(#[$m:meta])* $field:ident: $ty:ty),* $(,)? }) => {
+        #[derive(Debug, Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase", deny_unknown_fields)]
+        pub struct $args {
+            $($(#[$m])* pub $field: $ty,)*
+            /// Optional single-segment folder name of another open project; default: the current project
+            #[schemars(length(min = 1))]
+            pub project_root: Option<String>,
+        }
+        impl ReadArgs for $tool {
+            type Args = $args;
         }
     };
 }
@@ -102,27 +96,25 @@ read_tool!(GetChapterWriterBrief, "get_chapter_writer_brief", "Compile the write
 read_tool!(GetStoryPromise, "get_story_promise", "Read the promise ledger. Without promiseId: every promise (open first, importance high to low) with derivedStage (unplanted/planted/echoed/paid_off) and beatStats. With promiseId: the promise (same fields) and its beats with their scenes and chapters. beatStats is exactly {total, byKind: {plant, advance, setback, payoff}, byState: {planned, factual, archived}} (integers): a beat is planned while its scene is draft/active, factual once written/revised, archived with its scene; total and byState count every beat, byKind only beats whose scene is not archived (archived beats count towards no stage).");
 read_tool!(GetStoryDecision, "get_story_decision", "Read the decision ledger. Without decisionId: every decision (open, decided, superseded, dropped). With decisionId: one decision. References that no longer resolve are marked valid=false.");
 
+read_args!(GetStoryTree, StoryTreeArgs {});
+
 impl GetStoryTree {
-    fn args_schema() -> Value {
-        schema(json!({}), &[])
-    }
-    fn read(ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (_, db) = open_target(ctx, args)?;
+    fn read(ctx: &ToolCtx, args: &StoryTreeArgs) -> Result<ToolOutput, ToolError> {
+        let (_, db) = open_target(ctx, args.project_root.as_deref())?;
         json_output(&db.read(|p| p.tree()).map_err(plot_err)?)
     }
 }
 
+read_args!(GetStoryThread, StoryThreadArgs {
+    /// Thread id; default: the selected thread
+    thread_id: Option<PlotId>,
+});
+
 impl GetStoryThread {
-    fn args_schema() -> Value {
-        schema(
-            json!({"threadId": id_prop("Thread id; default: the selected thread")}),
-            &[],
-        )
-    }
-    fn read(ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let id = resolve_thread_id(&ctx.session_state, &target.name, id_arg(args, "threadId")?)
-            .map_err(plot_err)?;
+    fn read(ctx: &ToolCtx, args: &StoryThreadArgs) -> Result<ToolOutput, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let explicit = args.thread_id.map(PlotId::get);
+        let id = resolve_thread_id(&ctx.session_state, &target.name, explicit).map_err(plot_err)?;
         let detail = db.read(|p| p.thread_detail(id)).map_err(plot_err)?;
         let mut out = json_output(&detail)?;
         out.state_updates.push(selection_update(
@@ -135,17 +127,16 @@ impl GetStoryThread {
     }
 }
 
+read_args!(GetStorySceneContext, SceneContextArgs {
+    /// Scene id; default: the selected scene
+    scene_id: Option<PlotId>,
+});
+
 impl GetStorySceneContext {
-    fn args_schema() -> Value {
-        schema(
-            json!({"sceneId": id_prop("Scene id; default: the selected scene")}),
-            &[],
-        )
-    }
-    fn read(ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let id = resolve_scene_id(&ctx.session_state, &target.name, id_arg(args, "sceneId")?)
-            .map_err(plot_err)?;
+    fn read(ctx: &ToolCtx, args: &SceneContextArgs) -> Result<ToolOutput, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let explicit = args.scene_id.map(PlotId::get);
+        let id = resolve_scene_id(&ctx.session_state, &target.name, explicit).map_err(plot_err)?;
         let context = db.read(|p| p.scene_context(id)).map_err(plot_err)?;
         let thread = context.scene.scene.thread_id;
         let mut out = json_output(&context)?;
@@ -159,39 +150,44 @@ impl GetStorySceneContext {
     }
 }
 
-impl GetStoryChapter {
-    fn args_schema() -> Value {
-        schema(
-            json!({"chapterId": id_prop("Chapter id (get_story_tree lists them)")}),
-            &["chapterId"],
-        )
+read_args!(
+    GetStoryChapter,
+    StoryChapterArgs {
+        /// Chapter id (get_story_tree lists them)
+        chapter_id: PlotId,
     }
-    fn read(ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (_, db) = open_target(ctx, args)?;
-        let id = required_id(args, "chapterId")?;
+);
+
+impl GetStoryChapter {
+    fn read(ctx: &ToolCtx, args: &StoryChapterArgs) -> Result<ToolOutput, ToolError> {
+        let (_, db) = open_target(ctx, args.project_root.as_deref())?;
+        let id = args.chapter_id.get();
         json_output(&db.read(|p| p.chapter_detail(id)).map_err(plot_err)?)
     }
 }
 
+/// How much of the world the writer brief spells out.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BriefModeArg {
+    Autonomous,
+    Curated,
+}
+
+read_args!(GetChapterWriterBrief, WriterBriefArgs {
+    /// Chapter id (get_story_tree lists them)
+    chapter_id: PlotId,
+    /// autonomous (default): the writer queries the world itself; curated: the brief spells out the world context
+    mode: Option<BriefModeArg>,
+});
+
 impl GetChapterWriterBrief {
-    fn args_schema() -> Value {
-        schema(
-            json!({
-                "chapterId": id_prop("Chapter id (get_story_tree lists them)"),
-                "mode": {"type": "string", "enum": ["autonomous", "curated"], "description": "autonomous (default): the writer queries the world itself; curated: the brief spells out the world context"}
-            }),
-            &["chapterId"],
-        )
-    }
-    fn read(ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (_, db) = open_target(ctx, args)?;
-        let id = required_id(args, "chapterId")?;
-        let mode = match ArgReader::new(args)
-            .and_then(|a| a.str("mode"))
-            .map_err(plot_err)?
-        {
-            Some(m) => m.parse::<BriefMode>().map_err(plot_err)?,
-            None => BriefMode::Autonomous,
+    fn read(ctx: &ToolCtx, args: &WriterBriefArgs) -> Result<ToolOutput, ToolError> {
+        let (_, db) = open_target(ctx, args.project_root.as_deref())?;
+        let id = args.chapter_id.get();
+        let mode = match args.mode {
+            Some(BriefModeArg::Curated) => BriefMode::Curated,
+            Some(BriefModeArg::Autonomous) | None => BriefMode::Autonomous,
         };
         let brief = db.read(|p| p.writer_brief(id, mode)).map_err(plot_err)?;
         let mut out = json_output(&brief)?;
@@ -200,32 +196,30 @@ impl GetChapterWriterBrief {
     }
 }
 
+read_args!(GetStoryPromise, StoryPromiseArgs {
+    /// Promise id; omit to list the ledger
+    promise_id: Option<PlotId>,
+});
+
 impl GetStoryPromise {
-    fn args_schema() -> Value {
-        schema(
-            json!({"promiseId": id_prop("Promise id; omit to list the ledger")}),
-            &[],
-        )
-    }
-    fn read(ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (_, db) = open_target(ctx, args)?;
-        match id_arg(args, "promiseId")? {
+    fn read(ctx: &ToolCtx, args: &StoryPromiseArgs) -> Result<ToolOutput, ToolError> {
+        let (_, db) = open_target(ctx, args.project_root.as_deref())?;
+        match args.promise_id.map(PlotId::get) {
             Some(id) => json_output(&db.read(|p| p.promise_detail(id)).map_err(plot_err)?),
             None => json_output(&db.read(|p| p.list_promises()).map_err(plot_err)?),
         }
     }
 }
 
+read_args!(GetStoryDecision, StoryDecisionArgs {
+    /// Decision id; omit to list the ledger
+    decision_id: Option<PlotId>,
+});
+
 impl GetStoryDecision {
-    fn args_schema() -> Value {
-        schema(
-            json!({"decisionId": id_prop("Decision id; omit to list the ledger")}),
-            &[],
-        )
-    }
-    fn read(ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let (_, db) = open_target(ctx, args)?;
-        match id_arg(args, "decisionId")? {
+    fn read(ctx: &ToolCtx, args: &StoryDecisionArgs) -> Result<ToolOutput, ToolError> {
+        let (_, db) = open_target(ctx, args.project_root.as_deref())?;
+        match args.decision_id.map(PlotId::get) {
             Some(id) => json_output(&db.read(|p| p.get_decision(id)).map_err(plot_err)?),
             None => json_output(&db.read(|p| p.list_decisions()).map_err(plot_err)?),
         }

@@ -13,12 +13,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::plot_read::{json_output, open_target, plot_err};
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{Preview, PreviewBody};
-use crate::plot::args::{self as pargs, ArgReader};
+use crate::plot::args::*;
 use crate::plot::model::SceneDetailDto;
-use crate::plot::schemas;
 use crate::plot::selection::{resolve_scene_id, resolve_thread_id, selection_update};
+use crate::plot::wire::PlotId;
 use crate::plot::{Field, Plot, PlotDb, PlotError, PlotResult};
 
 /// What a write returns, and how it moves the session's selection (thread, scene).
@@ -60,20 +61,10 @@ fn saved<T: Serialize>(v: T) -> PlotResult<Saved> {
     })
 }
 
-fn reader(args: &Value) -> Result<ArgReader<'_>, ToolError> {
-    ArgReader::new(args).map_err(plot_err)
-}
-
-fn action(a: &ArgReader) -> Result<String, ToolError> {
-    a.str("action")
-        .map_err(plot_err)?
-        .ok_or_else(|| plot_err(PlotError::invalid("/action", "required")))
-}
-
 /// Refuse fields the action does not take (the first one present is named).
-fn forbid(a: &ArgReader, action: &str, keys: &[&str], hint: &str) -> Result<(), ToolError> {
-    match keys.iter().find(|k| a.has(k)) {
-        Some(k) => Err(plot_err(PlotError::invalid(
+fn forbid(action: &str, present: &[(&str, bool)], hint: &str) -> Result<(), ToolError> {
+    match present.iter().find(|(_, given)| *given) {
+        Some((k, _)) => Err(plot_err(PlotError::invalid(
             &format!("/{k}"),
             format!("action {action} does not take {k}; {hint}"),
         ))),
@@ -81,8 +72,8 @@ fn forbid(a: &ArgReader, action: &str, keys: &[&str], hint: &str) -> Result<(), 
     }
 }
 
-fn need_id(a: &ArgReader, key: &str, action: &str, hint: &str) -> Result<i64, ToolError> {
-    a.id(key).map_err(plot_err)?.ok_or_else(|| {
+fn need_id(id: Option<PlotId>, key: &str, action: &str, hint: &str) -> Result<i64, ToolError> {
+    id.map(PlotId::get).ok_or_else(|| {
         plot_err(PlotError::invalid(
             &format!("/{key}"),
             format!("required for action {action}; {hint}"),
@@ -141,65 +132,63 @@ fn run_of(ctx: &ToolCtx, p: Planned) -> Result<ToolOutput, ToolError> {
 }
 
 macro_rules! write_tool {
-    ($ty:ident, $name:literal, $schema:path, $desc:literal) => {
+    ($ty:ident, $name:literal, $args:ty, $desc:literal) => {
         pub struct $ty;
-        impl Tool for $ty {
-            fn name(&self) -> &'static str {
-                $name
-            }
-            fn group(&self) -> &'static str {
-                "plot"
-            }
-            fn description(&self) -> &'static str {
-                $desc
-            }
-            fn schema(&self) -> Value {
-                $schema()
-            }
-            fn mutates(&self) -> Mutates {
-                Mutates::Yes
-            }
-            fn effects(&self) -> crate::engine::tool::Effects {
+        impl TypedTool for $ty {
+            type Args = $args;
+            const NAME: &'static str = $name;
+            const GROUP: &'static str = "plot";
+            const DESCRIPTION: &'static str = $desc;
+            const MUTATES: Mutates = Mutates::Yes;
+            const EFFECTS: crate::engine::tool::Effects = {
                 use crate::engine::tool::{Domain::*, Effects};
                 Effects::touches(&[Plot])
-            }
-            fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
+            };
+            fn write_targets(&self, ctx: &ToolCtx, args: &$args) -> Vec<String> {
                 $ty::plan(ctx, args)
                     .map(|p| vec![p.grant_key])
                     .unwrap_or_default()
             }
-            fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+            fn preview(
+                &self,
+                ctx: &ToolCtx,
+                args: &$args,
+                _raw: &Value,
+            ) -> Result<Preview, ToolError> {
                 preview_of($name, $ty::plan(ctx, args)?)
             }
-            fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+            fn run(&self, ctx: &ToolCtx, args: &$args) -> Result<ToolOutput, ToolError> {
                 run_of(ctx, $ty::plan(ctx, args)?)
             }
         }
     };
 }
 
-write_tool!(SaveStoryAct, "save_story_act", schemas::save_story_act, "Create or update an act (volume) of the carrier tree. create needs name + title; update needs actId.");
-write_tool!(SaveStoryChapter, "save_story_chapter", schemas::save_story_chapter, "Create or update a chapter, including its brief (goal, pov, tone, pacing, readerKnows, protagonistKnows, mustHide, hintOnly, opening, ending, doNotWrite; null clears a field). create needs name + title; update needs chapterId. Prose links back with frontmatter `chapter: <name>`.");
-write_tool!(SaveStoryThread, "save_story_thread", schemas::save_story_thread, "Create, update or archive a thread. create needs name + title; update/archive target threadId (default: the selected thread); archive sets status archived (soft delete). Selects the thread.");
-write_tool!(SaveStoryScene, "save_story_scene", schemas::save_story_scene, "Create, update or archive a scene. create needs title (threadId defaults to the selected thread); update/archive target sceneId (default: the selected scene); archive sets status archived and reopens promises paid off only there. worldAnchor times are calendar text (e.g. 1911-03-02 06:30). Selects the scene.");
-write_tool!(SaveStoryPromise, "save_story_promise", schemas::save_story_promise, "Create or update a reader promise, or abandon/fulfill it. create needs name + title (it starts open); other actions need promiseId; update with status open reopens. A payoff beat usually fulfils it (save_promise_beat). Returns the promise with derivedStage, beatStats {total, byKind: {plant, advance, setback, payoff}, byState: {planned, factual, archived}} (as get_story_promise) and its beats.");
-write_tool!(SavePromiseBeat, "save_promise_beat", schemas::save_promise_beat, "Set (upsert) or remove a promise's beat on a scene: one beat per promise and scene. kind plant/advance/setback/payoff; a payoff fulfils the open promise unless autoFulfill is false. sceneId defaults to the selected scene. Returns the promise with derivedStage, beatStats {total, byKind: {plant, advance, setback, payoff}, byState: {planned, factual, archived}} (as get_story_promise) and its beats.");
-write_tool!(SaveStoryDecision, "save_story_decision", schemas::save_story_decision, "Create, update, decide or drop a decision (ADR). create needs name + title + question; decide needs decision + motivation + risk (unchosen options become rejectedAlternatives; name the winner with chosenOption); drop needs a note. Reopen with update + status open; supersede with update + status superseded + supersededById. Each option text must be unique after trimming (decide identifies the chosen option by its text).");
+write_tool!(SaveStoryAct, "save_story_act", SaveActArgs, "Create or update an act (volume) of the carrier tree. create needs name + title; update needs actId.");
+write_tool!(SaveStoryChapter, "save_story_chapter", SaveChapterArgs, "Create or update a chapter, including its brief (goal, pov, tone, pacing, readerKnows, protagonistKnows, mustHide, hintOnly, opening, ending, doNotWrite; null clears a field). create needs name + title; update needs chapterId. Prose links back with frontmatter `chapter: <name>`.");
+write_tool!(SaveStoryThread, "save_story_thread", SaveThreadArgs, "Create, update or archive a thread. create needs name + title; update/archive target threadId (default: the selected thread); archive sets status archived (soft delete). Selects the thread.");
+write_tool!(SaveStoryScene, "save_story_scene", SaveSceneArgs, "Create, update or archive a scene. create needs title (threadId defaults to the selected thread); update/archive target sceneId (default: the selected scene); archive sets status archived and reopens promises paid off only there. worldAnchor times are calendar text (e.g. 1911-03-02 06:30). Selects the scene.");
+write_tool!(SaveStoryPromise, "save_story_promise", SavePromiseArgs, "Create or update a reader promise, or abandon/fulfill it. create needs name + title (it starts open); other actions need promiseId; update with status open reopens. A payoff beat usually fulfils it (save_promise_beat). Returns the promise with derivedStage, beatStats {total, byKind: {plant, advance, setback, payoff}, byState: {planned, factual, archived}} (as get_story_promise) and its beats.");
+write_tool!(SavePromiseBeat, "save_promise_beat", SaveBeatArgs, "Set (upsert) or remove a promise's beat on a scene: one beat per promise and scene. kind plant/advance/setback/payoff; a payoff fulfils the open promise unless autoFulfill is false. sceneId defaults to the selected scene. Returns the promise with derivedStage, beatStats {total, byKind: {plant, advance, setback, payoff}, byState: {planned, factual, archived}} (as get_story_promise) and its beats.");
+write_tool!(SaveStoryDecision, "save_story_decision", SaveDecisionArgs, "Create, update, decide or drop a decision (ADR). create needs name + title + question; decide needs decision + motivation + risk (unchosen options become rejectedAlternatives; name the winner with chosenOption); drop needs a note. Reopen with update + status open; supersede with update + status superseded + supersededById. Each option text must be unique after trimming (decide identifies the chosen option by its text).");
 
 impl SaveStoryAct {
-    fn plan(ctx: &ToolCtx, args: &Value) -> Result<Planned, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let a = reader(args)?;
-        let act = action(&a)?;
-        let input = pargs::act_input(&a).map_err(plot_err)?;
+    fn plan(ctx: &ToolCtx, args: &SaveActArgs) -> Result<Planned, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let act = args.action.as_str();
+        let input = args.input();
         let (what, op): (String, Op) = if act == "create" {
-            forbid(&a, &act, &["actId"], "to change an act use action update")?;
+            forbid(
+                act,
+                &[("actId", args.act_id.is_some())],
+                "to change an act use action update",
+            )?;
             (
                 "create act".into(),
                 Box::new(move |p: &mut Plot| saved(p.create_act(&input)?)),
             )
         } else {
-            let id = need_id(&a, "actId", &act, "get_story_tree lists the acts")?;
+            let id = need_id(args.act_id, "actId", act, "get_story_tree lists the acts")?;
             (
                 format!("update StoryAct #{id}"),
                 Box::new(move |p: &mut Plot| saved(p.update_act(id, &input)?)),
@@ -210,16 +199,14 @@ impl SaveStoryAct {
 }
 
 impl SaveStoryChapter {
-    fn plan(ctx: &ToolCtx, args: &Value) -> Result<Planned, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let a = reader(args)?;
-        let act = action(&a)?;
-        let input = pargs::chapter_input(&a).map_err(plot_err)?;
+    fn plan(ctx: &ToolCtx, args: &SaveChapterArgs) -> Result<Planned, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let act = args.action.as_str();
+        let input = args.input();
         let (what, op): (String, Op) = if act == "create" {
             forbid(
-                &a,
-                &act,
-                &["chapterId"],
+                act,
+                &[("chapterId", args.chapter_id.is_some())],
                 "to change a chapter use action update",
             )?;
             (
@@ -227,7 +214,12 @@ impl SaveStoryChapter {
                 Box::new(move |p: &mut Plot| saved(p.create_chapter(&input)?)),
             )
         } else {
-            let id = need_id(&a, "chapterId", &act, "get_story_tree lists the chapters")?;
+            let id = need_id(
+                args.chapter_id,
+                "chapterId",
+                act,
+                "get_story_tree lists the chapters",
+            )?;
             (
                 format!("update StoryChapter #{id}"),
                 Box::new(move |p: &mut Plot| saved(p.update_chapter(id, &input)?)),
@@ -238,17 +230,15 @@ impl SaveStoryChapter {
 }
 
 impl SaveStoryThread {
-    fn plan(ctx: &ToolCtx, args: &Value) -> Result<Planned, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let a = reader(args)?;
-        let act = action(&a)?;
-        let input = pargs::thread_input(&a).map_err(plot_err)?;
+    fn plan(ctx: &ToolCtx, args: &SaveThreadArgs) -> Result<Planned, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let act = args.action.as_str();
+        let input = args.input();
         let sel = |id: i64| Some((Field::Set(id), Field::Clear));
         let (what, op): (String, Op) = if act == "create" {
             forbid(
-                &a,
-                &act,
-                &["threadId"],
+                act,
+                &[("threadId", args.thread_id.is_some())],
                 "to change a thread use action update",
             )?;
             (
@@ -266,7 +256,7 @@ impl SaveStoryThread {
             let id = resolve_thread_id(
                 &ctx.session_state,
                 &target.name,
-                a.id("threadId").map_err(plot_err)?,
+                args.thread_id.map(PlotId::get),
             )
             .map_err(plot_err)?;
             let archive = act == "archive";
@@ -290,19 +280,17 @@ impl SaveStoryThread {
 }
 
 impl SaveStoryScene {
-    fn plan(ctx: &ToolCtx, args: &Value) -> Result<Planned, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let a = reader(args)?;
-        let act = action(&a)?;
-        let mut input = pargs::scene_input(&a).map_err(plot_err)?;
-        let explicit_thread = a.id("threadId").map_err(plot_err)?;
+    fn plan(ctx: &ToolCtx, args: &SaveSceneArgs) -> Result<Planned, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let act = args.action.as_str();
+        let mut input = args.input();
+        let explicit_thread = args.thread_id.map(PlotId::get);
         let sel =
             |d: &SceneDetailDto| Some((Field::Set(d.scene.thread_id), Field::Set(d.scene.id)));
         let (what, op): (String, Op) = if act == "create" {
             forbid(
-                &a,
-                &act,
-                &["sceneId"],
+                act,
+                &[("sceneId", args.scene_id.is_some())],
                 "to change a scene use action update",
             )?;
             input.thread_id = Some(
@@ -323,7 +311,7 @@ impl SaveStoryScene {
             let id = resolve_scene_id(
                 &ctx.session_state,
                 &target.name,
-                a.id("sceneId").map_err(plot_err)?,
+                args.scene_id.map(PlotId::get),
             )
             .map_err(plot_err)?;
             input.thread_id = explicit_thread;
@@ -348,16 +336,14 @@ impl SaveStoryScene {
 }
 
 impl SaveStoryPromise {
-    fn plan(ctx: &ToolCtx, args: &Value) -> Result<Planned, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let a = reader(args)?;
-        let act = action(&a)?;
-        let input = pargs::promise_input(&a).map_err(plot_err)?;
+    fn plan(ctx: &ToolCtx, args: &SavePromiseArgs) -> Result<Planned, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let act = args.action.as_str();
+        let input = args.input();
         let (what, op): (String, Op) = if act == "create" {
             forbid(
-                &a,
-                &act,
-                &["promiseId"],
+                act,
+                &[("promiseId", args.promise_id.is_some())],
                 "to change a promise use action update",
             )?;
             (
@@ -366,17 +352,17 @@ impl SaveStoryPromise {
             )
         } else {
             let id = need_id(
-                &a,
+                args.promise_id,
                 "promiseId",
-                &act,
+                act,
                 "get_story_promise lists the promises",
             )?;
-            let act2 = act.clone();
+            let action = args.action;
             (
                 format!("{act} StoryPromise #{id}"),
-                Box::new(move |p: &mut Plot| match act2.as_str() {
-                    "abandon" => saved(p.abandon_promise(id, &input)?),
-                    "fulfill" => saved(p.fulfill_promise(id, &input)?),
+                Box::new(move |p: &mut Plot| match action {
+                    PromiseAction::Abandon => saved(p.abandon_promise(id, &input)?),
+                    PromiseAction::Fulfill => saved(p.fulfill_promise(id, &input)?),
                     _ => saved(p.update_promise(id, &input)?),
                 }),
             )
@@ -386,27 +372,24 @@ impl SaveStoryPromise {
 }
 
 impl SavePromiseBeat {
-    fn plan(ctx: &ToolCtx, args: &Value) -> Result<Planned, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let a = reader(args)?;
-        let act = action(&a)?;
-        let promise = need_id(
-            &a,
-            "promiseId",
-            &act,
-            "get_story_promise lists the promises",
-        )?;
+    fn plan(ctx: &ToolCtx, args: &SaveBeatArgs) -> Result<Planned, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let act = args.action.as_str();
+        let promise = args.promise_id.get();
         let scene = resolve_scene_id(
             &ctx.session_state,
             &target.name,
-            a.id("sceneId").map_err(plot_err)?,
+            args.scene_id.map(PlotId::get),
         )
         .map_err(plot_err)?;
         let (what, op): (String, Op) = if act == "remove" {
             forbid(
-                &a,
-                &act,
-                &["kind", "note", "autoFulfill"],
+                act,
+                &[
+                    ("kind", args.kind.is_some()),
+                    ("note", !args.note.is_keep()),
+                    ("autoFulfill", args.auto_fulfill.is_some()),
+                ],
                 "remove needs only promiseId and sceneId",
             )?;
             (
@@ -414,7 +397,7 @@ impl SavePromiseBeat {
                 Box::new(move |p: &mut Plot| saved(p.remove_beat(promise, scene)?)),
             )
         } else {
-            let input = pargs::beat_input(&a).map_err(plot_err)?;
+            let input = args.input();
             (
                 format!("set beat of promise #{promise} on scene #{scene}"),
                 Box::new(move |p: &mut Plot| saved(p.set_beat(promise, scene, &input)?)),
@@ -431,16 +414,14 @@ impl SavePromiseBeat {
 }
 
 impl SaveStoryDecision {
-    fn plan(ctx: &ToolCtx, args: &Value) -> Result<Planned, ToolError> {
-        let (target, db) = open_target(ctx, args)?;
-        let a = reader(args)?;
-        let act = action(&a)?;
-        let input = pargs::decision_input(&a).map_err(plot_err)?;
+    fn plan(ctx: &ToolCtx, args: &SaveDecisionArgs) -> Result<Planned, ToolError> {
+        let (target, db) = open_target(ctx, args.project_root.as_deref())?;
+        let act = args.action.as_str();
+        let input = args.input();
         let (what, op): (String, Op) = if act == "create" {
             forbid(
-                &a,
-                &act,
-                &["decisionId"],
+                act,
+                &[("decisionId", args.decision_id.is_some())],
                 "to change a decision use action update",
             )?;
             (
@@ -449,17 +430,17 @@ impl SaveStoryDecision {
             )
         } else {
             let id = need_id(
-                &a,
+                args.decision_id,
                 "decisionId",
-                &act,
+                act,
                 "get_story_decision lists the decisions",
             )?;
-            let act2 = act.clone();
+            let action = args.action;
             (
                 format!("{act} StoryDecision #{id}"),
-                Box::new(move |p: &mut Plot| match act2.as_str() {
-                    "decide" => saved(p.decide_decision(id, &input)?),
-                    "drop" => saved(p.drop_decision(id, &input)?),
+                Box::new(move |p: &mut Plot| match action {
+                    DecisionAction::Decide => saved(p.decide_decision(id, &input)?),
+                    DecisionAction::Drop => saved(p.drop_decision(id, &input)?),
                     _ => saved(p.update_decision(id, &input)?),
                 }),
             )

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 
 pub const STALE_AFTER_DAYS: i64 = 7;
 pub const SAMPLE_NAME: &str = "built-in sample (assets/research/sample-rankings.json)";
@@ -264,41 +265,32 @@ fn book_id_of(item: &Value) -> Option<String> {
 
 pub struct NovelRankings;
 
-impl Tool for NovelRankings {
-    fn name(&self) -> &'static str {
-        "novel_rankings"
-    }
-    fn group(&self) -> &'static str {
-        "research"
-    }
-    fn description(&self) -> &'static str {
-        "Read a web-novel ranking board (e.g. platform qidian, board yuepiao) from the ranking snapshots saved in the project or config folder. Cite the snapshot's fetchedAt and mention any staleness warning."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "platform": {"type": "string", "minLength": 1, "maxLength": 64, "description": "Platform key, e.g. qidian or fanqie"},
-                "board": {"type": "string", "minLength": 1, "maxLength": 128, "description": "Board key, e.g. yuepiao, hotsales, 0_1_1139"}
-            },
-            "required": ["platform", "board"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RankingsArgs {
+    /// Platform key, e.g. qidian or fanqie
+    #[schemars(length(min = 1, max = 64))]
+    pub platform: String,
+    /// Board key, e.g. yuepiao, hotsales, 0_1_1139
+    #[schemars(length(min = 1, max = 128))]
+    pub board: String,
+}
+
+impl TypedTool for NovelRankings {
+    type Args = RankingsArgs;
+    const NAME: &'static str = "novel_rankings";
+    const GROUP: &'static str = "research";
+    const DESCRIPTION: &'static str = "Read a web-novel ranking board (e.g. platform qidian, board yuepiao) from the ranking snapshots saved in the project or config folder. Cite the snapshot's fetchedAt and mention any staleness warning.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         // Snapshot files only: nothing is fetched, so no egress.
         Effects::touches(&[Files])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let platform = args["platform"].as_str().unwrap_or_default().trim();
-        let board = args["board"].as_str().unwrap_or_default().trim();
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &RankingsArgs) -> Result<ToolOutput, ToolError> {
+        let platform = args.platform.trim();
+        let board = args.board.trim();
         let mut warnings = Vec::new();
         let (snaps, sample) = load(ctx, &mut warnings);
         check_platform(&snaps, platform)?;
@@ -343,41 +335,31 @@ impl Tool for NovelRankings {
 
 pub struct NovelBookDetail;
 
-impl Tool for NovelBookDetail {
-    fn name(&self) -> &'static str {
-        "novel_book_detail"
-    }
-    fn group(&self) -> &'static str {
-        "research"
-    }
-    fn description(&self) -> &'static str {
-        "Details of one book (platform + bookId) from the ranking snapshots: its entry, extra detail when the snapshot has it, and every board it ranks on. Cite fetchedAt and mention any staleness warning."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "platform": {"type": "string", "minLength": 1, "maxLength": 64},
-                "bookId": {"type": "string", "minLength": 1, "maxLength": 128, "description": "The platform's book id, as listed by novel_rankings"}
-            },
-            "required": ["platform", "bookId"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BookDetailArgs {
+    #[schemars(length(min = 1, max = 64))]
+    pub platform: String,
+    /// The platform's book id, as listed by novel_rankings
+    #[schemars(length(min = 1, max = 128))]
+    pub book_id: String,
+}
+
+impl TypedTool for NovelBookDetail {
+    type Args = BookDetailArgs;
+    const NAME: &'static str = "novel_book_detail";
+    const GROUP: &'static str = "research";
+    const DESCRIPTION: &'static str = "Details of one book (platform + bookId) from the ranking snapshots: its entry, extra detail when the snapshot has it, and every board it ranks on. Cite fetchedAt and mention any staleness warning.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         // Snapshot files only: nothing is fetched, so no egress.
         Effects::touches(&[Files])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let platform = args["platform"].as_str().unwrap_or_default().trim();
-        let book_id = args["bookId"].as_str().unwrap_or_default().trim();
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &BookDetailArgs) -> Result<ToolOutput, ToolError> {
+        let platform = args.platform.trim();
+        let book_id = args.book_id.trim();
         let mut warnings = Vec::new();
         let (snaps, sample) = load(ctx, &mut warnings);
         check_platform(&snaps, platform)?;

@@ -40,7 +40,8 @@ use rusqlite::hooks::{AuthContext, Authorization};
 use rusqlite::{Batch, Connection};
 use serde_json::{json, Value};
 
-use crate::engine::tool::{HeldChange, Mutates, Staged, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{HeldChange, Mutates, Staged, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::world::pool;
 use authorize::{authorize, refused, AuthLog};
 use rows::CallLimits;
@@ -53,56 +54,40 @@ Reads (SELECT, WITH … SELECT) return at most 200 rows and 48 KiB as {mode:\"re
 Writes (INSERT, UPDATE, DELETE) are recorded and wait for the author's approval, with a preview of the rows they change; if those rows change before approval the call fails as stale. Result {mode:\"write\", command, rowCount, rows (RETURNING), changes[], effects}. updatedAt columns are not maintained for you. \
 Refused: several statements, DDL (CREATE/DROP/ALTER, indexes, triggers, views), every PRAGMA (read the schema with SELECT sql FROM sqlite_schema or SELECT * FROM pragma_table_info('Table')), ATTACH/DETACH, BEGIN/COMMIT/SAVEPOINT, VACUUM, load_extension.";
 
-impl Tool for ExecuteSql {
-    fn name(&self) -> &'static str {
-        "execute_sql"
-    }
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SqlArgs {
+    /// One SELECT/WITH/INSERT/UPDATE/DELETE statement.
+    #[schemars(length(min = 1, max = 100000))]
+    pub sql: String,
+}
 
-    fn group(&self) -> &'static str {
-        "sql"
-    }
-
-    fn description(&self) -> &'static str {
-        DESCRIPTION
-    }
-
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "sql": {"type": "string", "minLength": 1, "maxLength": 100000, "description": "One SELECT/WITH/INSERT/UPDATE/DELETE statement."}
-            },
-            "required": ["sql"],
-            "additionalProperties": false
-        })
-    }
-
+impl TypedTool for ExecuteSql {
+    type Args = SqlArgs;
+    const NAME: &'static str = "execute_sql";
+    const GROUP: &'static str = "sql";
+    const DESCRIPTION: &'static str = DESCRIPTION;
     /// Whether a call writes is known only once SQLite has compiled it (see `stage`), so the
     /// declaration is "depends" and conservatively true.
-    fn mutates(&self) -> Mutates {
-        Mutates::Depends(|_| true)
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+    const MUTATES: Mutates = Mutates::Depends(|_| true);
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         // Raw SQL reaches the plot and world tables too.
         Effects::touches(&[Sql, Plot, World]).prompt_gated_in_neurobook()
-    }
-
-    fn is_staging(&self) -> bool {
-        true
-    }
+    };
+    const STAGING: bool = true;
 
     /// One target for every SQL write, so "approve for this session" covers SQL writes.
-    fn write_targets(&self, _ctx: &ToolCtx, _args: &Value) -> Vec<String> {
+    fn write_targets(&self, _ctx: &ToolCtx, _args: &SqlArgs) -> Vec<String> {
         vec![".nbook/project.sqlite".into()]
     }
 
-    fn stage(&self, ctx: &ToolCtx, args: &Value) -> Option<Result<Staged, ToolError>> {
+    fn stage(&self, ctx: &ToolCtx, args: &SqlArgs) -> Option<Result<Staged, ToolError>> {
         Some(stage(ctx, args))
     }
 
     /// Only for callers outside the engine's approval path: runs and commits.
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &SqlArgs) -> Result<ToolOutput, ToolError> {
         match stage(ctx, args)? {
             Staged::Done(out) => Ok(out),
             Staged::Held(h) => h.commit(),
@@ -119,11 +104,8 @@ enum Kind {
     },
 }
 
-fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
-    let sql = args
-        .get("sql")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::failed("/sql: a SQL statement is required"))?;
+fn stage(ctx: &ToolCtx, args: &SqlArgs) -> Result<Staged, ToolError> {
+    let sql = args.sql.as_str();
     let db = ctx.workspace.root().join(".nbook").join("project.sqlite");
     let conn = pool::take(&db).map_err(|e| ToolError::failed(format!("execute_sql: {e}")))?;
     let log = Arc::new(Mutex::new(AuthLog::default()));

@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 use super::files::fingerprint;
 use super::patch::unified_diff;
 use crate::engine::agents::{InvokeMode, InvokeRequest};
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
 use crate::subject::rag::{self, ConfiguredEmbedder};
 use crate::subject::update::{self, Outcome, Reply};
@@ -22,17 +23,87 @@ fn fail(msg: impl std::fmt::Display) -> ToolError {
     ToolError::failed(msg.to_string())
 }
 
-fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
-    args.get(key).and_then(Value::as_str).unwrap_or_default()
+/// The arguments of every subject tool name the subject's folder.
+trait SubjectArgs {
+    fn subject_path(&self) -> &str;
 }
 
-fn subject(ctx: &ToolCtx, args: &Value, access: Access) -> Result<Subject, ToolError> {
-    Subject::resolve(&ctx.workspace, str_arg(args, "subjectPath"), access).map_err(fail)
+macro_rules! subject_args {
+    ($($ty:ident),*) => {$(
+        impl SubjectArgs for $ty {
+            fn subject_path(&self) -> &str {
+                &self.subject_path
+            }
+        }
+    )*};
+}
+subject_args!(EventAppendArgs, MemoryUpdateArgs, RagSearchArgs);
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EventAppendArgs {
+    /// The subject's folder, project-relative (e.g. simulation/subjects/erina) or workspace/<project>/<path>
+    #[schemars(length(min = 1))]
+    pub subject_path: String,
+    #[schemars(length(min = 1))]
+    pub events: Vec<EventArgs>,
+}
+
+#[derive(Debug, serde::Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EventArgs {
+    /// Simulation tick
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick: Option<u64>,
+    /// Story time, as the project writes it
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub time: Option<String>,
+    /// What happened, from the subject's side
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
+    pub text: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemoryUpdateArgs {
+    /// The subject's folder, project-relative (e.g. simulation/subjects/erina) or workspace/<project>/<path>
+    #[schemars(length(min = 1))]
+    pub subject_path: String,
+    /// New facts the subject now knows or believes, one per item
+    #[schemars(length(min = 1), inner(length(min = 1), regex(pattern = r"\S")))]
+    pub facts: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceArg {
+    Events,
+    Memory,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RagSearchArgs {
+    /// The subject's folder, project-relative (e.g. simulation/subjects/erina) or workspace/<project>/<path>
+    #[schemars(length(min = 1))]
+    pub subject_path: String,
+    #[schemars(length(min = 1), regex(pattern = r"\S"))]
+    pub query: String,
+    /// Exactly one source: ["events"] or ["memory"]
+    #[schemars(length(min = 1, max = 1))]
+    pub sources: Vec<SourceArg>,
+    #[schemars(range(min = 1, max = 20))]
+    pub limit: Option<u64>,
+}
+
+fn subject(ctx: &ToolCtx, args: &impl SubjectArgs, access: Access) -> Result<Subject, ToolError> {
+    Subject::resolve(&ctx.workspace, args.subject_path(), access).map_err(fail)
 }
 
 fn source_file(
     ctx: &ToolCtx,
-    args: &Value,
+    args: &impl SubjectArgs,
     source: Source,
 ) -> Result<(Subject, Resolved), ToolError> {
     let s = subject(ctx, args, Access::Write)?;
@@ -42,20 +113,17 @@ fn source_file(
     Ok((s, f))
 }
 
-fn targets_of(ctx: &ToolCtx, args: &Value, source: Source) -> Vec<String> {
+fn targets_of(ctx: &ToolCtx, args: &impl SubjectArgs, source: Source) -> Vec<String> {
     source_file(ctx, args, source)
         .map(|(_, f)| vec![f.display])
         .unwrap_or_else(|_| {
             vec![format!(
                 "{}/{}",
-                str_arg(args, "subjectPath").trim_end_matches('/'),
+                args.subject_path().trim_end_matches('/'),
                 source.file_name()
             )]
         })
 }
-
-const SUBJECT_PATH_DOC: &str =
-    "The subject's folder, project-relative (e.g. simulation/subjects/erina) or workspace/<project>/<path>";
 
 // ---------------------------------------------------------------------------------------------
 
@@ -64,18 +132,13 @@ pub struct SubjectEventAppend;
 /// The lines an append adds, the old content and the new content.
 fn planned_append(
     ctx: &ToolCtx,
-    args: &Value,
+    args: &EventAppendArgs,
 ) -> Result<(Subject, Resolved, Option<String>, String, usize), ToolError> {
     let (s, file) = source_file(ctx, args, Source::Events)?;
     let mut lines = Vec::new();
-    for (i, e) in args
-        .get("events")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        lines.push(events::line_for(e).map_err(|why| fail(format!("/events/{i}: {why}")))?);
+    for (i, e) in args.events.iter().enumerate() {
+        let e = serde_json::to_value(e).map_err(|why| fail(format!("/events/{i}: {why}")))?;
+        lines.push(events::line_for(&e).map_err(|why| fail(format!("/events/{i}: {why}")))?);
     }
     if lines.is_empty() {
         return Err(fail("events must hold at least one event"));
@@ -85,51 +148,25 @@ fn planned_append(
     Ok((s, file, old, new, lines.len()))
 }
 
-impl Tool for SubjectEventAppend {
-    fn name(&self) -> &'static str {
-        "subject_event_append"
-    }
-    fn group(&self) -> &'static str {
-        "subject_memory"
-    }
-    fn description(&self) -> &'static str {
-        "Append events to a subject's events.jsonl (one JSON line each: tick?, time?, text) and mark the subject's events index for rebuild. The subject folder must exist."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "subjectPath": {"type": "string", "minLength": 1, "description": SUBJECT_PATH_DOC},
-                "events": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "tick": {"type": "integer", "minimum": 0, "description": "Simulation tick"},
-                            "time": {"type": "string", "minLength": 1, "description": "Story time, as the project writes it"},
-                            "text": {"type": "string", "minLength": 1, "pattern": "\\S", "description": "What happened, from the subject's side"}
-                        },
-                        "required": ["text"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["subjectPath", "events"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for SubjectEventAppend {
+    type Args = EventAppendArgs;
+    const NAME: &'static str = "subject_event_append";
+    const GROUP: &'static str = "subject_memory";
+    const DESCRIPTION: &'static str = "Append events to a subject's events.jsonl (one JSON line each: tick?, time?, text) and mark the subject's events index for rebuild. The subject folder must exist.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Memory])
-    }
-    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
+    };
+    fn write_targets(&self, ctx: &ToolCtx, args: &EventAppendArgs) -> Vec<String> {
         targets_of(ctx, args, Source::Events)
     }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    fn preview(
+        &self,
+        ctx: &ToolCtx,
+        args: &EventAppendArgs,
+        _raw: &Value,
+    ) -> Result<Preview, ToolError> {
         let (_, file, old, new, n) = planned_append(ctx, args)?;
         let (diff, added, removed) =
             unified_diff(&file.display, old.as_deref().unwrap_or(""), &new);
@@ -159,7 +196,7 @@ impl Tool for SubjectEventAppend {
             },
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &EventAppendArgs) -> Result<ToolOutput, ToolError> {
         // Read, write and mark under one lock, so two appends never lose each other's lines.
         let _guard = io_lock();
         let (s, file, _, new, n) = planned_append(ctx, args)?;
@@ -188,14 +225,8 @@ impl Tool for SubjectEventAppend {
 
 pub struct SubjectMemoryUpdate;
 
-fn facts(args: &Value) -> Vec<String> {
-    args.get("facts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(|f| f.trim().to_string())
-        .collect()
+fn facts(args: &MemoryUpdateArgs) -> Vec<String> {
+    args.facts.iter().map(|f| f.trim().to_string()).collect()
 }
 
 /// One curator invocation through the engine's agent host.
@@ -236,40 +267,17 @@ fn ask_curator(
     Ok(Reply::Data(outcome.data))
 }
 
-impl Tool for SubjectMemoryUpdate {
-    fn name(&self) -> &'static str {
-        "subject_memory_update"
-    }
-    fn group(&self) -> &'static str {
-        "subject_memory"
-    }
-    fn description(&self) -> &'static str {
-        "Merge new facts into a subject's memory.jsonl: a memory.curator agent proposes an RFC 6902 patch, which is checked and written only if memory.jsonl did not change meanwhile. Outcome: updated, unchanged or needs_review (nothing written)."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "subjectPath": {"type": "string", "minLength": 1, "description": SUBJECT_PATH_DOC},
-                "facts": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {"type": "string", "minLength": 1, "pattern": "\\S"},
-                    "description": "New facts the subject now knows or believes, one per item"
-                }
-            },
-            "required": ["subjectPath", "facts"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for SubjectMemoryUpdate {
+    type Args = MemoryUpdateArgs;
+    const NAME: &'static str = "subject_memory_update";
+    const GROUP: &'static str = "subject_memory";
+    const DESCRIPTION: &'static str = "Merge new facts into a subject's memory.jsonl: a memory.curator agent proposes an RFC 6902 patch, which is checked and written only if memory.jsonl did not change meanwhile. Outcome: updated, unchanged or needs_review (nothing written).";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Memory])
-    }
-    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
+    };
+    fn write_targets(&self, ctx: &ToolCtx, args: &MemoryUpdateArgs) -> Vec<String> {
         targets_of(ctx, args, Source::Memory)
     }
     /// The patch only exists after the curator has run, and running it before approval would
@@ -277,7 +285,12 @@ impl Tool for SubjectMemoryUpdate {
     /// happen — the subject, the facts, the current memory count, and that a memory.curator
     /// agent will propose the patch — and fingerprints memory.jsonl, so a change to the file
     /// before approval makes the call stale. The patch itself is re-checked before writing.
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    fn preview(
+        &self,
+        ctx: &ToolCtx,
+        args: &MemoryUpdateArgs,
+        _raw: &Value,
+    ) -> Result<Preview, ToolError> {
         let s = subject(ctx, args, Access::Write)?;
         let loaded = update::load(&ctx.workspace, &s).map_err(fail)?;
         let facts = facts(args);
@@ -308,7 +321,7 @@ impl Tool for SubjectMemoryUpdate {
             body: PreviewBody::Text { text },
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &MemoryUpdateArgs) -> Result<ToolOutput, ToolError> {
         let s = subject(ctx, args, Access::Write)?;
         let facts = facts(args);
         let loaded = update::load(&ctx.workspace, &s).map_err(fail)?;
@@ -396,62 +409,32 @@ impl Tool for SubjectMemoryUpdate {
 
 pub struct SubjectRagSearch;
 
-impl Tool for SubjectRagSearch {
-    fn name(&self) -> &'static str {
-        "subject_rag_search"
-    }
-    fn group(&self) -> &'static str {
-        "subject_memory"
-    }
-    fn description(&self) -> &'static str {
-        "Search one subject's events.jsonl or memory.jsonl by meaning (embedding similarity). sources is exactly one of [\"events\"] or [\"memory\"]; limit 1-20 (default 6 for events, 4 for memory). Needs a configured embedding service; changed sources are re-indexed first."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "subjectPath": {"type": "string", "minLength": 1, "description": SUBJECT_PATH_DOC},
-                "query": {"type": "string", "minLength": 1, "pattern": "\\S"},
-                "sources": {
-                    "type": "array",
-                    "minItems": 1,
-                    "maxItems": 1,
-                    "items": {"enum": ["events", "memory"]},
-                    "description": "Exactly one source: [\"events\"] or [\"memory\"]"
-                },
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20}
-            },
-            "required": ["subjectPath", "query", "sources"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for SubjectRagSearch {
+    type Args = RagSearchArgs;
+    const NAME: &'static str = "subject_rag_search";
+    const GROUP: &'static str = "subject_memory";
+    const DESCRIPTION: &'static str = "Search one subject's events.jsonl or memory.jsonl by meaning (embedding similarity). sources is exactly one of [\"events\"] or [\"memory\"]; limit 1-20 (default 6 for events, 4 for memory). Needs a configured embedding service; changed sources are re-indexed first.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Memory])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &RagSearchArgs) -> Result<ToolOutput, ToolError> {
         let s = subject(ctx, args, Access::Read)?;
-        let source = args
-            .get("sources")
-            .and_then(|v| v.get(0))
-            .and_then(Value::as_str)
-            .and_then(Source::parse)
-            .ok_or_else(|| fail("sources must be [\"events\"] or [\"memory\"]"))?;
+        let source = match args.sources.first() {
+            Some(SourceArg::Events) => Source::Events,
+            Some(SourceArg::Memory) => Source::Memory,
+            None => return Err(fail("sources must be [\"events\"] or [\"memory\"]")),
+        };
         let limit = args
-            .get("limit")
-            .and_then(Value::as_u64)
+            .limit
             .map(|l| l.clamp(1, 20) as usize)
             .unwrap_or(match source {
                 Source::Events => 6,
                 Source::Memory => 4,
             });
-        let query = str_arg(args, "query").trim();
+        let query = args.query.trim();
         let embedder = ConfiguredEmbedder::from_config(&ctx.config).map_err(fail)?;
         let report =
             rag::search(&ctx.workspace, &s, source, query, limit, &embedder).map_err(fail)?;

@@ -5,10 +5,55 @@
 use serde_json::{json, Value};
 
 use crate::engine::session_log::now_rfc3339;
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 
 pub const TASKS_KEY: &str = "agent.tasks";
-const STATUSES: [&str; 3] = ["pending", "in_progress", "completed"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl TaskStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Pending => "pending",
+            TaskStatus::InProgress => "in_progress",
+            TaskStatus::Completed => "completed",
+        }
+    }
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepArgs {
+    #[schemars(length(min = 1))]
+    pub id: String,
+    #[schemars(length(min = 1))]
+    pub text: String,
+    pub status: TaskStatus,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskCreateArgs {
+    pub title: Option<String>,
+    #[schemars(length(min = 1))]
+    pub steps: Vec<StepArgs>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSetStatusArgs {
+    #[schemars(length(min = 1))]
+    pub id: String,
+    pub status: TaskStatus,
+    pub note: Option<String>,
+}
 
 fn output(list: Value) -> ToolOutput {
     ToolOutput {
@@ -21,64 +66,23 @@ fn output(list: Value) -> ToolOutput {
 
 pub struct TaskCreate;
 
-impl Tool for TaskCreate {
-    fn name(&self) -> &'static str {
-        "task_create"
-    }
-    fn group(&self) -> &'static str {
-        "tasks"
-    }
-    fn description(&self) -> &'static str {
-        "Replace this session's task list with the given steps. At most one step may be in_progress (later ones are set back to pending); ids must be unique."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "title": {"type": "string"},
-                "steps": {
-                    "type": "array",
-                    "minItems": 1,
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string", "minLength": 1},
-                            "text": {"type": "string", "minLength": 1},
-                            "status": {"enum": STATUSES}
-                        },
-                        "required": ["id", "text", "status"],
-                        "additionalProperties": false
-                    }
-                }
-            },
-            "required": ["steps"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for TaskCreate {
+    type Args = TaskCreateArgs;
+    const NAME: &'static str = "task_create";
+    const GROUP: &'static str = "tasks";
+    const DESCRIPTION: &'static str = "Replace this session's task list with the given steps. At most one step may be in_progress (later ones are set back to pending); ids must be unique.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Board])
-    }
-    fn run(&self, _ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    fn run(&self, _ctx: &ToolCtx, args: &TaskCreateArgs) -> Result<ToolOutput, ToolError> {
         let now = now_rfc3339();
         let mut seen = std::collections::HashSet::new();
         let mut in_progress = false;
         let mut steps = Vec::new();
-        for (i, s) in args
-            .get("steps")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            let id = s
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .trim();
+        for (i, s) in args.steps.iter().enumerate() {
+            let id = s.id.trim();
             if id.is_empty() {
                 return Err(ToolError::failed(format!(
                     "/steps/{i}/id must not be empty"
@@ -89,17 +93,17 @@ impl Tool for TaskCreate {
                     "/steps/{i}/id '{id}' is used twice; ids must be unique"
                 )));
             }
-            let mut status = s.get("status").and_then(Value::as_str).unwrap_or("pending");
+            let mut status = s.status.as_str();
             if status == "in_progress" {
                 if in_progress {
                     status = "pending";
                 }
                 in_progress = true;
             }
-            steps.push(json!({"id": id, "text": s.get("text").cloned().unwrap_or(Value::Null), "status": status, "updatedAt": now}));
+            steps.push(json!({"id": id, "text": s.text, "status": status, "updatedAt": now}));
         }
         let mut list = json!({"steps": steps, "updatedAt": now});
-        if let Some(t) = args.get("title").and_then(Value::as_str) {
+        if let Some(t) = &args.title {
             list["title"] = json!(t);
         }
         Ok(output(list))
@@ -108,46 +112,24 @@ impl Tool for TaskCreate {
 
 pub struct TaskSetStatus;
 
-impl Tool for TaskSetStatus {
-    fn name(&self) -> &'static str {
-        "task_set_status"
-    }
-    fn group(&self) -> &'static str {
-        "tasks"
-    }
-    fn description(&self) -> &'static str {
-        "Set the status of one step of this session's task list (setting one in_progress sets the current in_progress step back to pending)."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "id": {"type": "string", "minLength": 1},
-                "status": {"enum": STATUSES},
-                "note": {"type": "string"}
-            },
-            "required": ["id", "status"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for TaskSetStatus {
+    type Args = TaskSetStatusArgs;
+    const NAME: &'static str = "task_set_status";
+    const GROUP: &'static str = "tasks";
+    const DESCRIPTION: &'static str = "Set the status of one step of this session's task list (setting one in_progress sets the current in_progress step back to pending).";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Board])
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    fn run(&self, ctx: &ToolCtx, args: &TaskSetStatusArgs) -> Result<ToolOutput, ToolError> {
         let Some(mut list) = ctx.session_state.get(TASKS_KEY).cloned() else {
             return Err(ToolError::failed(
                 "this session has no task list yet; create one with task_create",
             ));
         };
-        let id = args.get("id").and_then(Value::as_str).unwrap_or_default();
-        let status = args
-            .get("status")
-            .and_then(Value::as_str)
-            .unwrap_or("pending");
+        let id = args.id.as_str();
+        let status = args.status.as_str();
         let now = now_rfc3339();
         let Some(steps) = list.get_mut("steps").and_then(Value::as_array_mut) else {
             return Err(ToolError::failed(
@@ -165,8 +147,8 @@ impl Tool for TaskSetStatus {
             if s["id"] == id {
                 s["status"] = json!(status);
                 s["updatedAt"] = json!(now);
-                if let Some(note) = args.get("note") {
-                    s["note"] = note.clone();
+                if let Some(note) = &args.note {
+                    s["note"] = json!(note);
                 }
             } else if status == "in_progress" && s["status"] == "in_progress" {
                 s["status"] = json!("pending");

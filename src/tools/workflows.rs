@@ -9,7 +9,8 @@ use serde_json::{json, Value};
 
 use crate::engine::jobs::{JobError, JobStatus};
 use crate::engine::services::ToolServices;
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{Preview, PreviewBody, TargetState};
 use crate::workflow::{self, Catalogue, Launch, Launched, Selected};
 
@@ -36,8 +37,80 @@ fn engine(ctx: &ToolCtx) -> Result<Arc<dyn ToolServices>, ToolError> {
         .ok_or_else(|| ToolError::failed("jobs and workflows need the engine, which this context does not have; use the TUI, `nbook call` or `nbook run`"))
 }
 
-fn str_arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
-    args.get(key).and_then(Value::as_str)
+/// A tool without arguments (an empty object).
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunWorkflowArgs {
+    /// A key from list_workflows. Give this or script, not both.
+    #[schemars(length(min = 1))]
+    pub workflow_key: Option<String>,
+    /// Inline JavaScript instead of a workflow key: the body of async (wf, args) => { … }. Use await with wf.agents.create/invoke, wf.map, wf.workspace.read, wf.ask, wf.log, wf.progress; return the result. Date.now() and Math.random() are not available.
+    #[schemars(length(min = 1))]
+    pub script: Option<String>,
+    /// Arguments for the workflow (its argsHint in list_workflows names them; missing ones take their defaults).
+    pub args: Option<serde_json::Map<String, Value>>,
+    /// A modelKey from list_workflows, used by every agent of the run that does not choose its own.
+    #[schemars(length(min = 1))]
+    pub model: Option<String>,
+    /// true: block until the run ends (default false: background job).
+    pub wait: Option<bool>,
+}
+
+/// A job status, one of [`JobStatus::ALL`].
+#[derive(Clone, Copy, Debug)]
+pub struct JobStatusArg(pub JobStatus);
+
+impl<'de> serde::Deserialize<'de> for JobStatusArg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        JobStatus::parse(&s).map(JobStatusArg).ok_or_else(|| {
+            let all: Vec<&str> = JobStatus::ALL.iter().map(|s| s.as_str()).collect();
+            serde::de::Error::custom(format!("'{s}' is not one of {}", all.join(", ")))
+        })
+    }
+}
+
+impl schemars::JsonSchema for JobStatusArg {
+    fn is_referenceable() -> bool {
+        false
+    }
+    fn schema_name() -> String {
+        "JobStatus".into()
+    }
+    fn json_schema(_: &mut schemars::gen::SchemaGenerator) -> schemars::schema::Schema {
+        let all: Vec<&str> = JobStatus::ALL.iter().map(|s| s.as_str()).collect();
+        serde_json::from_value(json!({"type": "string", "enum": all}))
+            .unwrap_or(schemars::schema::Schema::Bool(true))
+    }
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListJobsArgs {
+    /// Every job of the project, not only this session's (default false).
+    pub all: Option<bool>,
+    /// Only jobs with this status.
+    pub status: Option<JobStatusArg>,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JobIdArgs {
+    /// e.g. job-3, from run_workflow or list_jobs
+    #[schemars(length(min = 1))]
+    pub job_id: String,
+}
+
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CancelJobArgs {
+    /// e.g. job-3
+    #[schemars(length(min = 1))]
+    pub job_id: String,
 }
 
 fn fingerprint(text: &str) -> String {
@@ -50,30 +123,18 @@ fn fingerprint(text: &str) -> String {
 
 pub struct ListWorkflows;
 
-impl Tool for ListWorkflows {
-    fn name(&self) -> &'static str {
-        "list_workflows"
-    }
-    fn group(&self) -> &'static str {
-        "workflows"
-    }
-    fn description(&self) -> &'static str {
-        "List the workflows run_workflow can start (built-in and the project's .nbook/workflows/), with what each does, when to use it and the arguments it takes, plus the models a run may use. A workflow listed with an error cannot run until its file is fixed."
-    }
-    fn schema(&self) -> Value {
-        json!({"type": "object", "properties": {}, "additionalProperties": false})
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for ListWorkflows {
+    type Args = NoArgs;
+    const NAME: &'static str = "list_workflows";
+    const GROUP: &'static str = "workflows";
+    const DESCRIPTION: &'static str = "List the workflows run_workflow can start (built-in and the project's .nbook/workflows/), with what each does, when to use it and the arguments it takes, plus the models a run may use. A workflow listed with an error cannot run until its file is fixed.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Files, Jobs])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, _args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, _args: &NoArgs) -> Result<ToolOutput, ToolError> {
         let cat = Catalogue::load(ctx.workspace.root());
         let workflows: Vec<Value> = cat
             .workflows
@@ -136,22 +197,22 @@ struct Request {
     wait: bool,
 }
 
-fn request(ctx: &ToolCtx, args: &Value) -> Result<Request, ToolError> {
+fn request(ctx: &ToolCtx, args: &RunWorkflowArgs) -> Result<Request, ToolError> {
     let workflow = workflow::select(
         ctx.workspace.root(),
-        str_arg(args, "workflowKey"),
-        str_arg(args, "script"),
+        args.workflow_key.as_deref(),
+        args.script.as_deref(),
     )
     .map_err(|e| ToolError::Failed(e.to_string()))?;
-    let model = str_arg(args, "model").map(str::to_string);
+    let model = args.model.clone();
     if let Some(m) = &model {
         workflow::check_model(&ctx.config, m).map_err(|e| ToolError::Failed(e.to_string()))?;
     }
     Ok(Request {
         workflow,
-        args: args.get("args").cloned().unwrap_or_else(|| json!({})),
+        args: Value::Object(args.args.clone().unwrap_or_default()),
         model,
-        wait: args.get("wait").and_then(Value::as_bool).unwrap_or(false),
+        wait: args.wait.unwrap_or(false),
     })
 }
 
@@ -163,43 +224,28 @@ fn target_key(w: &Selected) -> String {
     }
 }
 
-impl Tool for RunWorkflow {
-    fn name(&self) -> &'static str {
-        "run_workflow"
-    }
-    fn group(&self) -> &'static str {
-        "workflows"
-    }
-    fn description(&self) -> &'static str {
-        "Run a workflow (a deterministic script that creates and invokes agents, reads project files and may ask the author) after the author approves it. Give workflowKey (see list_workflows) or an inline script, plus args. By default it runs in the background as a job: you get a jobId at once and the result arrives as a message when it ends (do not poll; cancel_job stops it). With wait:true the call blocks until the run ends and returns its result; such a run cannot ask the author anything."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "workflowKey": {"type": "string", "minLength": 1, "description": "A key from list_workflows. Give this or script, not both."},
-                "script": {"type": "string", "minLength": 1, "description": "Inline JavaScript instead of a workflow key: the body of async (wf, args) => { … }. Use await with wf.agents.create/invoke, wf.map, wf.workspace.read, wf.ask, wf.log, wf.progress; return the result. Date.now() and Math.random() are not available."},
-                "args": {"type": "object", "description": "Arguments for the workflow (its argsHint in list_workflows names them; missing ones take their defaults)."},
-                "model": {"type": "string", "minLength": 1, "description": "A modelKey from list_workflows, used by every agent of the run that does not choose its own."},
-                "wait": {"type": "boolean", "description": "true: block until the run ends (default false: background job)."}
-            },
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for RunWorkflow {
+    type Args = RunWorkflowArgs;
+    const NAME: &'static str = "run_workflow";
+    const GROUP: &'static str = "workflows";
+    const DESCRIPTION: &'static str = "Run a workflow (a deterministic script that creates and invokes agents, reads project files and may ask the author) after the author approves it. Give workflowKey (see list_workflows) or an inline script, plus args. By default it runs in the background as a job: you get a jobId at once and the result arrives as a message when it ends (do not poll; cancel_job stops it). With wait:true the call blocks until the run ends and returns its result; such a run cannot ask the author anything.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Jobs, Agents])
-    }
-    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
+    };
+    fn write_targets(&self, ctx: &ToolCtx, args: &RunWorkflowArgs) -> Vec<String> {
         match request(ctx, args) {
             Ok(r) => vec![target_key(&r.workflow)],
             Err(_) => Vec::new(),
         }
     }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    fn preview(
+        &self,
+        ctx: &ToolCtx,
+        args: &RunWorkflowArgs,
+        _raw: &Value,
+    ) -> Result<Preview, ToolError> {
         let r = request(ctx, args)?;
         let w = &r.workflow;
         let effective = w.effective_args(&r.args);
@@ -275,7 +321,7 @@ impl Tool for RunWorkflow {
             }],
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &RunWorkflowArgs) -> Result<ToolOutput, ToolError> {
         let engine = engine(ctx)?;
         let r = request(ctx, args)?;
         let key = r.workflow.key.clone();
@@ -329,41 +375,21 @@ impl Tool for RunWorkflow {
 
 pub struct ListJobs;
 
-impl Tool for ListJobs {
-    fn name(&self) -> &'static str {
-        "list_jobs"
-    }
-    fn group(&self) -> &'static str {
-        "jobs"
-    }
-    fn description(&self) -> &'static str {
-        "List background jobs (workflow runs, background invoke_agent and bash), newest first: by default only this session's; all:true lists every job of the project. Finished jobs deliver their result as a message by themselves, so there is no need to poll."
-    }
-    fn schema(&self) -> Value {
-        let statuses: Vec<&str> = JobStatus::ALL.iter().map(|s| s.as_str()).collect();
-        json!({
-            "type": "object",
-            "properties": {
-                "all": {"type": "boolean", "description": "Every job of the project, not only this session's (default false)."},
-                "status": {"enum": statuses, "description": "Only jobs with this status."}
-            },
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for ListJobs {
+    type Args = ListJobsArgs;
+    const NAME: &'static str = "list_jobs";
+    const GROUP: &'static str = "jobs";
+    const DESCRIPTION: &'static str = "List background jobs (workflow runs, background invoke_agent and bash), newest first: by default only this session's; all:true lists every job of the project. Finished jobs deliver their result as a message by themselves, so there is no need to poll.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Jobs])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &ListJobsArgs) -> Result<ToolOutput, ToolError> {
         let engine = engine(ctx)?;
-        let all = args.get("all").and_then(Value::as_bool).unwrap_or(false);
-        let status = str_arg(args, "status").and_then(JobStatus::parse);
+        let all = args.all.unwrap_or(false);
+        let status = args.status.map(|s| s.0);
         let owner = (!all).then_some(ctx.session_id.as_str());
         let jobs = engine.jobs().list(owner, status);
         let v = json!({"jobs": jobs});
@@ -382,37 +408,20 @@ impl Tool for ListJobs {
 
 pub struct GetJob;
 
-impl Tool for GetJob {
-    fn name(&self) -> &'static str {
-        "get_job"
-    }
-    fn group(&self) -> &'static str {
-        "jobs"
-    }
-    fn description(&self) -> &'static str {
-        "One job in full: its status, progress, the complete result once it has ended, and kind-specific detail (a workflow's sessions, questions and log; a command's output)."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"jobId": {"type": "string", "minLength": 1, "description": "e.g. job-3, from run_workflow or list_jobs"}},
-            "required": ["jobId"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for GetJob {
+    type Args = JobIdArgs;
+    const NAME: &'static str = "get_job";
+    const GROUP: &'static str = "jobs";
+    const DESCRIPTION: &'static str = "One job in full: its status, progress, the complete result once it has ended, and kind-specific detail (a workflow's sessions, questions and log; a command's output).";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Jobs])
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn run(&self, ctx: &ToolCtx, args: &JobIdArgs) -> Result<ToolOutput, ToolError> {
         let engine = engine(ctx)?;
-        let id = str_arg(args, "jobId").unwrap_or_default();
+        let id = args.job_id.as_str();
         let record = engine
             .jobs()
             .get(id)
@@ -426,34 +435,19 @@ impl Tool for GetJob {
 
 pub struct CancelJob;
 
-impl Tool for CancelJob {
-    fn name(&self) -> &'static str {
-        "cancel_job"
-    }
-    fn group(&self) -> &'static str {
-        "jobs"
-    }
-    fn description(&self) -> &'static str {
-        "Stop one of this session's running or waiting jobs. The stop propagates (a workflow's script and the agents it runs, a command's process); the final status, cancelled, is confirmed by the job's completion message."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {"jobId": {"type": "string", "minLength": 1, "description": "e.g. job-3"}},
-            "required": ["jobId"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for CancelJob {
+    type Args = CancelJobArgs;
+    const NAME: &'static str = "cancel_job";
+    const GROUP: &'static str = "jobs";
+    const DESCRIPTION: &'static str = "Stop one of this session's running or waiting jobs. The stop propagates (a workflow's script and the agents it runs, a command's process); the final status, cancelled, is confirmed by the job's completion message.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Jobs])
-    }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    };
+    fn run(&self, ctx: &ToolCtx, args: &CancelJobArgs) -> Result<ToolOutput, ToolError> {
         let engine = engine(ctx)?;
-        let id = str_arg(args, "jobId").unwrap_or_default();
+        let id = args.job_id.as_str();
         let snap = engine
             .jobs()
             .cancel(id, Some(&ctx.session_id))

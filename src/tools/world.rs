@@ -19,8 +19,10 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::{json, Value};
 
 use crate::engine::profiles::WorldAccess;
-use crate::engine::tool::{HeldChange, Mutates, Staged, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{HeldChange, Mutates, Staged, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::net::embed::EmbedConfig;
+use crate::plot::wire::PlotId;
 use crate::store::changeset::{Changeset, ChangesetError, Recorder};
 use crate::world::sandbox::{self, preview, Access, Options, Outcome};
 use crate::world::store::{SliceFilter, WorldStore};
@@ -49,55 +51,41 @@ Issues are {code, label, severity (error|advisory), sliceId?, patchId?, subjectI
 The whole script is one transaction: throw to undo everything (throw on an error issue you did not intend); a script that wrote waits for the author's approval, whose preview lists every error issue the write creates (if the rows it changed are changed by someone else before that, the call fails as stale). Result: {data, issues}; report advisories. \
 Limits: 5 s (read-only) / 15 s (writing), 64 MiB, no file/network/process access; console.log is captured.";
 
-impl Tool for ExecuteWorld {
-    fn name(&self) -> &'static str {
-        "execute_world"
-    }
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct WorldArgs {
+    /// JavaScript: the body of an async function receiving `world` and `console`.
+    #[schemars(length(min = 1, max = 200000))]
+    pub code: String,
+    /// Another open project (its folder name); default: this project.
+    #[schemars(length(min = 1))]
+    pub project_root: Option<String>,
+}
 
-    fn group(&self) -> &'static str {
-        "world"
-    }
-
-    fn description(&self) -> &'static str {
-        DESCRIPTION
-    }
-
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "code": {"type": "string", "minLength": 1, "maxLength": 200000, "description": "JavaScript: the body of an async function receiving `world` and `console`."},
-                "projectRoot": {"type": "string", "minLength": 1, "description": "Another open project (its folder name); default: this project."}
-            },
-            "required": ["code"],
-            "additionalProperties": false
-        })
-    }
-
+impl TypedTool for ExecuteWorld {
+    type Args = WorldArgs;
+    const NAME: &'static str = "execute_world";
+    const GROUP: &'static str = "world";
+    const DESCRIPTION: &'static str = DESCRIPTION;
     /// Whether a call mutates is known only by running it (see `stage`); listed as "depends".
-    fn mutates(&self) -> Mutates {
-        Mutates::Depends(|_| true)
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+    const MUTATES: Mutates = Mutates::Depends(|_| true);
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[World]).prompt_gated_in_neurobook()
-    }
-
-    fn is_staging(&self) -> bool {
-        true
-    }
+    };
+    const STAGING: bool = true;
 
     /// One target for every world write, so "approve for this session" covers world writes.
-    fn write_targets(&self, _ctx: &ToolCtx, _args: &Value) -> Vec<String> {
+    fn write_targets(&self, _ctx: &ToolCtx, _args: &WorldArgs) -> Vec<String> {
         vec!["world".into()]
     }
 
-    fn stage(&self, ctx: &ToolCtx, args: &Value) -> Option<Result<Staged, ToolError>> {
+    fn stage(&self, ctx: &ToolCtx, args: &WorldArgs) -> Option<Result<Staged, ToolError>> {
         Some(stage(ctx, args))
     }
 
     /// Only for callers outside the engine's approval path: runs and commits.
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &WorldArgs) -> Result<ToolOutput, ToolError> {
         match stage(ctx, args)? {
             Staged::Done(out) => Ok(out),
             Staged::Held(h) => h.commit(),
@@ -105,8 +93,8 @@ impl Tool for ExecuteWorld {
     }
 }
 
-fn project_root(ctx: &ToolCtx, args: &Value) -> Result<PathBuf, ToolError> {
-    match args.get("projectRoot").and_then(Value::as_str) {
+fn project_root(ctx: &ToolCtx, project_root: Option<&str>) -> Result<PathBuf, ToolError> {
+    match project_root {
         None => Ok(ctx.workspace.root().to_path_buf()),
         Some(p) if p == ctx.workspace.name() => Ok(ctx.workspace.root().to_path_buf()),
         Some(p) if p.contains('/') || p.contains('\\') || p == ".." => Err(ToolError::failed(
@@ -124,7 +112,7 @@ fn project_root(ctx: &ToolCtx, args: &Value) -> Result<PathBuf, ToolError> {
     }
 }
 
-fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
+fn stage(ctx: &ToolCtx, args: &WorldArgs) -> Result<Staged, ToolError> {
     let access = match ctx.profile.world_access {
         WorldAccess::None => {
             return Err(ToolError::failed(format!(
@@ -135,11 +123,8 @@ fn stage(ctx: &ToolCtx, args: &Value) -> Result<Staged, ToolError> {
         WorldAccess::Read => Access::Read,
         WorldAccess::Write => Access::Write,
     };
-    let code = args
-        .get("code")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ToolError::failed("`code` is required"))?;
-    let root = project_root(ctx, args)?;
+    let code = args.code.as_str();
+    let root = project_root(ctx, args.project_root.as_deref())?;
     let world =
         pool::world(&root).map_err(|e| ToolError::failed(format!("execute_world failed: {e}")))?;
     let db = root.join(".nbook").join("project.sqlite");
@@ -406,45 +391,29 @@ fn tool_output(out: &Outcome) -> ToolOutput {
 /// their states at the scene's end, read from the scene's anchor in `StoryScene`.
 pub struct GetSceneWorldContext;
 
-impl Tool for GetSceneWorldContext {
-    fn name(&self) -> &'static str {
-        "get_scene_world_context"
-    }
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SceneWorldArgs {
+    pub scene_id: Option<PlotId>,
+    #[schemars(length(min = 1))]
+    pub project_root: Option<String>,
+}
 
-    fn group(&self) -> &'static str {
-        "plot"
-    }
-
-    fn description(&self) -> &'static str {
-        "World context of a scene: the slices between its start and end time that touch its subjects (and location), and those subjects' states at its end. sceneId defaults to the selected scene. Fails if the scene has no time range."
-    }
-
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "sceneId": {"type": ["string", "integer"], "pattern": "^[1-9][0-9]*$", "minimum": 1},
-                "projectRoot": {"type": "string", "minLength": 1}
-            },
-            "additionalProperties": false
-        })
-    }
-
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+impl TypedTool for GetSceneWorldContext {
+    type Args = SceneWorldArgs;
+    const NAME: &'static str = "get_scene_world_context";
+    const GROUP: &'static str = "plot";
+    const DESCRIPTION: &'static str = "World context of a scene: the slices between its start and end time that touch its subjects (and location), and those subjects' states at its end. sceneId defaults to the selected scene. Fails if the scene has no time range.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Plot, World])
-    }
+    };
+    const PARALLEL_SAFE: bool = true;
 
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let root = project_root(ctx, args)?;
-        let scene_id = scene_id(ctx, args)?;
+    fn run(&self, ctx: &ToolCtx, args: &SceneWorldArgs) -> Result<ToolOutput, ToolError> {
+        let root = project_root(ctx, args.project_root.as_deref())?;
+        let scene_id = scene_id(ctx, args.scene_id)?;
         let db = root.join(".nbook").join("project.sqlite");
         let world = pool::world(&root).map_err(|e| ToolError::failed(e.to_string()))?;
         let conn = pool::take(&db).map_err(|e| ToolError::failed(e.to_string()))?;
@@ -459,14 +428,13 @@ impl Tool for GetSceneWorldContext {
     }
 }
 
-fn scene_id(ctx: &ToolCtx, args: &Value) -> Result<i64, ToolError> {
+fn scene_id(ctx: &ToolCtx, explicit: Option<PlotId>) -> Result<i64, ToolError> {
     let from = |v: &Value| {
         v.as_i64()
             .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
     };
-    if let Some(v) = args.get("sceneId") {
-        return from(v)
-            .ok_or_else(|| ToolError::failed("sceneId must be a scene id such as \"12\""));
+    if let Some(id) = explicit {
+        return Ok(id.get());
     }
     ctx.session_state
         .get("plot.selection")

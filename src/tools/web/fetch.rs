@@ -8,7 +8,7 @@
 //! are not asked about again, as the hosts they lead to only learn what the first host chose
 //! to put in the redirect.
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::charset;
 use super::html::html_to_text;
@@ -18,15 +18,16 @@ use super::{
 };
 use crate::config::WebConfig;
 use crate::engine::effects::normalize_host;
-use crate::engine::tool::{EgressRequest, Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{EgressRequest, Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 
 // web_fetch
 
 pub struct WebFetch;
 
 /// The `url` argument as given (trimmed) and parsed.
-fn url_arg(args: &Value) -> Result<(String, reqwest::Url), ToolError> {
-    let raw = args["url"].as_str().unwrap_or_default().trim().to_string();
+fn url_arg(args: &FetchArgs) -> Result<(String, reqwest::Url), ToolError> {
+    let raw = args.url.trim().to_string();
     let url = reqwest::Url::parse(&raw)
         .map_err(|e| ToolError::failed(format!("{raw:?} is not a valid URL: {e}")))?;
     Ok((raw, url))
@@ -115,37 +116,26 @@ async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, String> {
         .map_err(|_| format!("the fetch took longer than {}s", FETCH_TIMEOUT.as_secs()))?
 }
 
-impl Tool for WebFetch {
-    fn name(&self) -> &'static str {
-        "web_fetch"
-    }
-    fn group(&self) -> &'static str {
-        "web"
-    }
-    fn description(&self) -> &'static str {
-        "Fetch one public web page (http/https) and return its readable text (HTML is converted to markdown-ish text, at most 20000 characters). Follows up to 5 redirects; private and local addresses are refused."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "url": {"type": "string", "minLength": 1, "maxLength": 4000, "description": "The http or https URL to fetch"}
-            },
-            "required": ["url"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FetchArgs {
+    /// The http or https URL to fetch
+    #[schemars(length(min = 1, max = 4000))]
+    pub url: String,
+}
+
+impl TypedTool for WebFetch {
+    type Args = FetchArgs;
+    const NAME: &'static str = "web_fetch";
+    const GROUP: &'static str = "web";
+    const DESCRIPTION: &'static str = "Fetch one public web page (http/https) and return its readable text (HTML is converted to markdown-ish text, at most 20000 characters). Follows up to 5 redirects; private and local addresses are refused.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Network]).egress()
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn egress(&self, ctx: &ToolCtx, args: &Value) -> Result<Vec<EgressRequest>, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn egress(&self, ctx: &ToolCtx, args: &FetchArgs) -> Result<Vec<EgressRequest>, ToolError> {
         let (_, url) = url_arg(args)?;
         let host = precheck_url(&ctx.config.web, &url).map_err(ToolError::Failed)?;
         Ok(vec![EgressRequest {
@@ -155,7 +145,7 @@ impl Tool for WebFetch {
             body: Vec::new(),
         }])
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &FetchArgs) -> Result<ToolOutput, ToolError> {
         let (raw, url) = url_arg(args)?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(ToolError::failed(format!(

@@ -8,7 +8,8 @@ use serde_json::{json, Value};
 use super::{run_async, SEARCH_TIMEOUT};
 use crate::config::{Config, WebConfig};
 use crate::engine::effects::normalize_host;
-use crate::engine::tool::{EgressRequest, Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{EgressRequest, Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 
 pub struct WebSearch;
 
@@ -99,13 +100,11 @@ fn host_matches(host: &str, domain: &str) -> bool {
     host == domain || host.ends_with(&format!(".{domain}"))
 }
 
-fn domains(args: &Value, key: &str) -> Vec<String> {
-    args[key]
-        .as_array()
+fn domains(list: &Option<Vec<String>>) -> Vec<String> {
+    list.as_ref()
         .map(|a| {
             a.iter()
-                .filter_map(Value::as_str)
-                .map(normalize_domain)
+                .map(|d| normalize_domain(d))
                 .filter(|d| !d.is_empty())
                 .collect()
         })
@@ -300,12 +299,8 @@ fn filter_results(
 }
 
 /// Check the arguments and pick the providers, in the order `run` tries them.
-fn prepare(config: &Config, args: &Value) -> Result<(Vec<Provider>, SearchReq), ToolError> {
-    let query = args["query"]
-        .as_str()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
+fn prepare(config: &Config, args: &SearchArgs) -> Result<(Vec<Provider>, SearchReq), ToolError> {
+    let query = args.query.trim().to_string();
     if query.chars().count() < 2 {
         return Err(ToolError::failed(
             "the query needs at least 2 non-blank characters",
@@ -314,10 +309,10 @@ fn prepare(config: &Config, args: &Value) -> Result<(Vec<Provider>, SearchReq), 
     let providers = providers(config)?;
     let req = SearchReq {
         query,
-        allowed: domains(args, "allowed_domains"),
-        blocked: domains(args, "blocked_domains"),
-        recency_days: args["recency_days"].as_u64(),
-        max_results: args["max_results"].as_u64().unwrap_or(5).clamp(1, 10) as usize,
+        allowed: domains(&args.allowed_domains),
+        blocked: domains(&args.blocked_domains),
+        recency_days: args.recency_days,
+        max_results: args.max_results.unwrap_or(5).clamp(1, 10) as usize,
     };
     if let Some(d) = req.allowed.iter().find(|d| req.blocked.contains(d)) {
         return Err(ToolError::failed(format!(
@@ -358,45 +353,44 @@ impl Provider {
     }
 }
 
-impl Tool for WebSearch {
-    fn name(&self) -> &'static str {
-        "web_search"
-    }
-    fn group(&self) -> &'static str {
-        "web"
-    }
-    fn description(&self) -> &'static str {
-        "Search the web (Tavily or Brave, as configured). Returns titles, URLs and snippets; use web_fetch to read a page. Domain filters are applied to the results."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "minLength": 2, "maxLength": 500},
-                "allowed_domains": {"type": "array", "maxItems": 20, "items": {"type": "string", "minLength": 1, "maxLength": 253}, "description": "Only results from these domains (and their subdomains)"},
-                "blocked_domains": {"type": "array", "maxItems": 50, "items": {"type": "string", "minLength": 1, "maxLength": 253}, "description": "Never results from these domains"},
-                "recency_days": {"type": "integer", "minimum": 1, "maximum": 3650, "description": "Prefer results published within this many days"},
-                "max_results": {"type": "integer", "minimum": 1, "maximum": 10, "default": 5}
-            },
-            "required": ["query"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::No
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    #[schemars(length(min = 2, max = 500))]
+    pub query: String,
+    /// Only results from these domains (and their subdomains)
+    #[schemars(length(max = 20), inner(length(min = 1, max = 253)))]
+    pub allowed_domains: Option<Vec<String>>,
+    /// Never results from these domains
+    #[schemars(length(max = 50), inner(length(min = 1, max = 253)))]
+    pub blocked_domains: Option<Vec<String>>,
+    /// Prefer results published within this many days
+    #[schemars(range(min = 1, max = 3650))]
+    pub recency_days: Option<u64>,
+    #[schemars(range(min = 1, max = 10), default = "default_max_results")]
+    pub max_results: Option<u64>,
+}
+
+fn default_max_results() -> u64 {
+    5
+}
+
+impl TypedTool for WebSearch {
+    type Args = SearchArgs;
+    const NAME: &'static str = "web_search";
+    const GROUP: &'static str = "web";
+    const DESCRIPTION: &'static str = "Search the web (Tavily or Brave, as configured). Returns titles, URLs and snippets; use web_fetch to read a page. Domain filters are applied to the results.";
+    const MUTATES: Mutates = Mutates::No;
+    const EFFECTS: crate::engine::tool::Effects = {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Network]).egress()
-    }
-    fn parallel_safe(&self) -> bool {
-        true
-    }
-    fn egress(&self, ctx: &ToolCtx, args: &Value) -> Result<Vec<EgressRequest>, ToolError> {
+    };
+    const PARALLEL_SAFE: bool = true;
+    fn egress(&self, ctx: &ToolCtx, args: &SearchArgs) -> Result<Vec<EgressRequest>, ToolError> {
         let (providers, req) = prepare(&ctx.config, args)?;
         Ok(providers.iter().map(|p| p.request(&req)).collect())
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
+    fn run(&self, ctx: &ToolCtx, args: &SearchArgs) -> Result<ToolOutput, ToolError> {
         let (providers, req) = prepare(&ctx.config, args)?;
         let query = req.query.clone();
         let (provider, results) = run_async(async move {
