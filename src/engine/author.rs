@@ -171,7 +171,7 @@ impl Engine {
                 }
                 Staged::Done(_) => Err(CallResult::fail(
                     &call,
-                    CallStatus::Ok,
+                    CallStatus::ToolError,
                     "this call changes nothing",
                 )),
             };
@@ -179,7 +179,7 @@ impl Engine {
         if !tool.mutates().for_call(args) {
             return Err(CallResult::fail(
                 &call,
-                CallStatus::Ok,
+                CallStatus::ToolError,
                 format!("{} changes nothing; there is nothing to preview", call.name),
             ));
         }
