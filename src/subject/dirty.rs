@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use super::Source;
+use super::{Source, SubjectError};
 use crate::protocol::now_rfc3339;
 use crate::workspace::atomic_write;
 
@@ -38,19 +38,17 @@ pub fn marked(path: &Path, subject: &str, source: Source) -> Option<String> {
     }
 }
 
-fn write(path: &Path, subjects: Map<String, Value>) -> Result<(), String> {
+fn write(path: &Path, subjects: Map<String, Value>) -> Result<(), SubjectError> {
     let body = json!({"version": 1, "subjects": subjects});
     let text = serde_json::to_string_pretty(&body).unwrap_or_default() + "\n";
-    atomic_write(path, text.as_bytes()).map_err(|e| {
-        format!(
-            "cannot write {} (the subject index's dirty marks): {e}",
-            path.display()
-        )
+    atomic_write(path, text.as_bytes()).map_err(|source| SubjectError::Marks {
+        file: path.display().to_string(),
+        source,
     })
 }
 
 /// Mark `source` of `subject` dirty. Call under [`super::io_lock`].
-pub fn mark(path: &Path, subject: &str, source: Source) -> Result<(), String> {
+pub fn mark(path: &Path, subject: &str, source: Source) -> Result<(), SubjectError> {
     let mut map = read(path).unwrap_or_default();
     let entry = map
         .entry(subject.to_string())
@@ -66,7 +64,7 @@ pub fn mark(path: &Path, subject: &str, source: Source) -> Result<(), String> {
 
 /// Clear the mark of `source` of `subject` if it is still the one seen as `seen` (a newer
 /// mark made during a rebuild stays). Call under [`super::io_lock`].
-pub fn clear(path: &Path, subject: &str, source: Source, seen: &str) -> Result<(), String> {
+pub fn clear(path: &Path, subject: &str, source: Source, seen: &str) -> Result<(), SubjectError> {
     let Some(mut map) = read(path) else {
         // Unreadable: replace it with an empty, valid file.
         return write(path, Map::new());

@@ -92,9 +92,12 @@ pub enum SubjectError {
     Content(String),
     #[error("{display} changed while the memory curator was working, so its patch was not applied and nothing was written. Call subject_memory_update again to merge the facts into the current file")]
     Changed { display: String },
-    /// The dirty marks could not be updated (the message names the file).
-    #[error("{0}")]
-    Marks(String),
+    #[error("cannot write {file} (the subject index's dirty marks): {source}")]
+    Marks {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("cannot create {dir}: {source}")]
     CreateDir {
         dir: String,

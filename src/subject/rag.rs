@@ -569,8 +569,7 @@ pub fn search(
         report.rebuilt = true;
         if let Some(seen) = mark {
             let _guard = io_lock();
-            dirty::clear(&subject.dirty_path(), subject.key(), source, &seen)
-                .map_err(SubjectError::Marks)?;
+            dirty::clear(&subject.dirty_path(), subject.key(), source, &seen)?;
         }
     }
     report.chunks = index.chunk_count(subject.key(), source)?;

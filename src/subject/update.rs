@@ -162,7 +162,7 @@ pub fn commit(subject: &Subject, loaded: &Loaded, items: &[Value]) -> Result<(),
             source,
         }
     })?;
-    dirty::mark(&subject.dirty_path(), subject.key(), Source::Memory).map_err(SubjectError::Marks)
+    dirty::mark(&subject.dirty_path(), subject.key(), Source::Memory)
 }
 
 #[cfg(test)]

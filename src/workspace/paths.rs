@@ -12,7 +12,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use super::target::Target;
-use super::walk::{components, walk, Walk};
+use super::walk::{components, walk, Refusal, Walk};
 use super::{RootDir, Workspace, WorkspaceError};
 
 /// A file address that passed authorization.
@@ -106,7 +106,7 @@ impl Workspace {
         // Everything below works on the real path: a symlink inside the project that points
         // elsewhere in it is followed, so checks (.nbook, plan-folder exemption) and I/O
         // see the file that will really change.
-        let (walked, rel) = root.locate(&rel).map_err(|why| refuse(&why))?;
+        let (walked, rel) = root.locate(&rel).map_err(|why| refuse(&why.to_string()))?;
         let rel_str = rel
             .iter()
             .map(|c| c.to_string_lossy())
@@ -140,11 +140,11 @@ impl Workspace {
 impl RootDir {
     /// Walk `rel` (lexically normalised) from this folder's handle; the real path must stay
     /// inside it. Returns the walk and the real path's components below this folder.
-    pub fn locate(&self, rel: &Path) -> Result<(Walk, Vec<OsString>), String> {
+    pub fn locate(&self, rel: &Path) -> Result<(Walk, Vec<OsString>), Refusal> {
         let walked = walk(&self.fd, &self.path, &components(rel))?;
         let root = components(&self.path);
         if !walked.dir_abs.starts_with(&root) {
-            return Err("its real path (after following symlinks) leaves the project root".into());
+            return Err(Refusal::LeavesRoot);
         }
         let rel = walked.dir_abs[root.len()..]
             .iter()
@@ -156,13 +156,13 @@ impl RootDir {
 
     /// A write destination below a plain folder (no project rules beyond staying inside):
     /// what [`crate::tools::patch::apply_to_dir`] and the patch tests commit to.
-    pub fn target(self: &Arc<Self>, rel: &str) -> Result<Target, String> {
+    pub fn target(self: &Arc<Self>, rel: &str) -> Result<Target, Refusal> {
         let rel_path = normalize(Path::new(rel))
             .filter(|p| !p.is_absolute())
-            .ok_or_else(|| "it leaves the folder".to_string())?;
+            .ok_or(Refusal::LeavesFolder)?;
         let (walked, comps) = self.locate(&rel_path)?;
         if comps.is_empty() {
-            return Err("cannot write to the folder itself".into());
+            return Err(Refusal::FolderItself);
         }
         let rel_str = comps
             .iter()

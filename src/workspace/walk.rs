@@ -20,6 +20,49 @@ use rustix::io::Errno;
 /// kernel's own limit.
 const MAX_HOPS: usize = 40;
 
+/// Why a path cannot be resolved inside its folder. The message completes "path '…' is
+/// refused: …"; names are quoted as the walk met them.
+#[derive(Debug, thiserror::Error)]
+pub enum Refusal {
+    #[error("it goes through a symlink whose target does not exist")]
+    DanglingLink,
+    #[error("it climbs out of a folder that does not exist")]
+    ClimbsOutOfMissing,
+    #[error("it goes through too many symlinks")]
+    TooManyLinks,
+    #[error("{0} is not a folder")]
+    NotAFolder(String),
+    #[error("{0} keeps changing while it is checked")]
+    KeepsChanging(String),
+    #[error("its real path (after following symlinks) leaves the project root")]
+    LeavesRoot,
+    #[error("it leaves the folder")]
+    LeavesFolder,
+    #[error("cannot write to the folder itself")]
+    FolderItself,
+    /// A system call failed on `what` (the folder, a name, a symlink).
+    #[error("cannot {action} {what}: {source}")]
+    Io {
+        action: &'static str,
+        what: String,
+        #[source]
+        source: Errno,
+    },
+    #[error("cannot hold the project folder: {0}")]
+    Hold(#[source] std::io::Error),
+    #[error("internal: folder handle missing")]
+    HandleMissing,
+}
+
+fn io(action: &'static str, what: impl Into<String>) -> impl FnOnce(Errno) -> Refusal {
+    let what = what.into();
+    move |source| Refusal::Io {
+        action,
+        what,
+        source,
+    }
+}
+
 /// Where a walk ended.
 #[derive(Debug)]
 pub struct Walk {
@@ -74,22 +117,15 @@ struct Stack {
 }
 
 impl Stack {
-    fn top(&mut self) -> Result<&OwnedFd, String> {
+    fn top(&mut self) -> Result<&OwnedFd, Refusal> {
         let depth = self.comps.len();
         if self.fds[depth].is_none() {
-            let slash = openat(CWD, "/", dir_flags(), Mode::empty())
-                .map_err(|e| format!("cannot open /: {e}"))?;
-            let fd = open_dir_nofollow(&slash, &self.comps).map_err(|e| {
-                format!(
-                    "cannot open {}: {e}",
-                    Path::new("/").join(join(&self.comps)).display()
-                )
-            })?;
+            let slash = openat(CWD, "/", dir_flags(), Mode::empty()).map_err(io("open", "/"))?;
+            let shown = Path::new("/").join(join(&self.comps)).display().to_string();
+            let fd = open_dir_nofollow(&slash, &self.comps).map_err(io("open", shown))?;
             self.fds[depth] = Some(fd);
         }
-        self.fds[depth]
-            .as_ref()
-            .ok_or_else(|| "internal: folder handle missing".to_string())
+        self.fds[depth].as_ref().ok_or(Refusal::HandleMissing)
     }
 
     fn push(&mut self, name: OsString, fd: OwnedFd) {
@@ -117,14 +153,10 @@ fn join(comps: &[OsString]) -> PathBuf {
 /// path is `start_path`. Symlinks are followed by reading them, wherever they lead; the caller
 /// judges the real path that comes out. A link whose target does not exist is refused: what it
 /// would create cannot be proven to stay where it points.
-pub fn walk(start: &OwnedFd, start_path: &Path, rel: &[OsString]) -> Result<Walk, String> {
+pub fn walk(start: &OwnedFd, start_path: &Path, rel: &[OsString]) -> Result<Walk, Refusal> {
     let comps = components(start_path);
     let mut fds: Vec<Option<OwnedFd>> = (0..=comps.len()).map(|_| None).collect();
-    fds[comps.len()] = Some(
-        start
-            .try_clone()
-            .map_err(|e| format!("cannot hold the project folder: {e}"))?,
-    );
+    fds[comps.len()] = Some(start.try_clone().map_err(Refusal::Hold)?);
     let mut stack = Stack { comps, fds };
     let mut queue: VecDeque<(OsString, bool)> = rel.iter().map(|c| (c.clone(), false)).collect();
     let mut hops = 0usize;
@@ -141,12 +173,12 @@ pub fn walk(start: &OwnedFd, start_path: &Path, rel: &[OsString]) -> Result<Walk
             Ok(st) => st,
             Err(Errno::NOENT) => {
                 if from_link || queue.iter().any(|(_, l)| *l) {
-                    return Err("it goes through a symlink whose target does not exist".into());
+                    return Err(Refusal::DanglingLink);
                 }
                 let mut tail = vec![name];
                 for (n, _) in queue {
                     if n == ".." {
-                        return Err("it climbs out of a folder that does not exist".into());
+                        return Err(Refusal::ClimbsOutOfMissing);
                     }
                     if !n.is_empty() && n != "." {
                         tail.push(n);
@@ -154,16 +186,16 @@ pub fn walk(start: &OwnedFd, start_path: &Path, rel: &[OsString]) -> Result<Walk
                 }
                 return finish(stack, tail, false);
             }
-            Err(e) => return Err(format!("cannot look up {}: {e}", show(&name))),
+            Err(e) => return Err(io("look up", show(&name))(e)),
         };
         let kind = FileType::from_raw_mode(st.st_mode);
         if kind == FileType::Symlink {
             hops += 1;
             if hops > MAX_HOPS {
-                return Err("it goes through too many symlinks".into());
+                return Err(Refusal::TooManyLinks);
             }
             let target = readlinkat(dir, name.as_os_str(), Vec::new())
-                .map_err(|e| format!("cannot read the symlink {}: {e}", show(&name)))?;
+                .map_err(io("read the symlink", show(&name)))?;
             let target = PathBuf::from(OsString::from_vec(target.into_bytes()));
             if target.is_absolute() {
                 stack.reset_to_slash();
@@ -181,7 +213,7 @@ pub fn walk(start: &OwnedFd, start_path: &Path, rel: &[OsString]) -> Result<Walk
             return finish(stack, vec![name], true);
         }
         if kind != FileType::Directory {
-            return Err(format!("{} is not a folder", show(&name)));
+            return Err(Refusal::NotAFolder(show(&name)));
         }
         match openat(dir, name.as_os_str(), dir_flags(), Mode::empty()) {
             Ok(fd) => stack.push(name, fd),
@@ -190,25 +222,20 @@ pub fn walk(start: &OwnedFd, start_path: &Path, rel: &[OsString]) -> Result<Walk
             Err(Errno::LOOP | Errno::NOTDIR | Errno::NOENT) => {
                 hops += 1;
                 if hops > MAX_HOPS {
-                    return Err(format!(
-                        "{} keeps changing while it is checked",
-                        show(&name)
-                    ));
+                    return Err(Refusal::KeepsChanging(show(&name)));
                 }
                 queue.push_front((name, from_link));
             }
-            Err(e) => return Err(format!("cannot open {}: {e}", show(&name))),
+            Err(e) => return Err(io("open", show(&name))(e)),
         }
     }
     finish(stack, Vec::new(), true)
 }
 
-fn finish(mut stack: Stack, tail: Vec<OsString>, exists: bool) -> Result<Walk, String> {
+fn finish(mut stack: Stack, tail: Vec<OsString>, exists: bool) -> Result<Walk, Refusal> {
     stack.top()?;
     let depth = stack.comps.len();
-    let dir = stack.fds[depth]
-        .take()
-        .ok_or_else(|| "internal: folder handle missing".to_string())?;
+    let dir = stack.fds[depth].take().ok_or(Refusal::HandleMissing)?;
     Ok(Walk {
         dir,
         dir_abs: stack.comps,
@@ -263,9 +290,13 @@ mod tests {
         symlink("loop2", root.join("loop1")).unwrap();
         symlink("loop1", root.join("loop2")).unwrap();
         let fd = open(&root);
-        assert!(walk(&fd, &root, &rel("dangling")).is_err());
+        assert!(matches!(
+            walk(&fd, &root, &rel("dangling")),
+            Err(Refusal::DanglingLink)
+        ));
         assert!(walk(&fd, &root, &rel("dangling/x")).is_err());
         let e = walk(&fd, &root, &rel("loop1")).unwrap_err();
-        assert!(e.contains("too many"), "{e}");
+        assert!(matches!(e, Refusal::TooManyLinks), "{e:?}");
+        assert!(e.to_string().contains("too many"), "{e}");
     }
 }

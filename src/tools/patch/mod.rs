@@ -81,7 +81,7 @@ pub fn apply_to_dir(root: &Path, patch: &str) -> Result<Vec<String>, PatchError>
     );
     commit_plan(&plan, &|path| {
         check_relative(path).map_err(|e| e.to_string())?;
-        held.target(path)
+        held.target(path).map_err(|e| e.to_string())
     })
 }
 

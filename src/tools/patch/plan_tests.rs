@@ -264,7 +264,7 @@ fn commit_failure_removes_created_dirs_and_temps() {
     // `blocker/` is missing when checked; a file appears there before the commit creates the
     // folder: the commit must not write through it, and undoes everything staged.
     let resolve = |p: &str| -> Result<Target, String> {
-        let t = held.target(p);
+        let t = held.target(p).map_err(|e| e.to_string());
         if p == "blocker/x.txt" {
             fs::write(root.join("blocker"), "file\n").map_err(|e| e.to_string())?;
         }
