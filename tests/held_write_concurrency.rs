@@ -227,14 +227,11 @@ async fn other_writes_go_on_while_sql_and_world_writes_wait_and_approval_applies
             json!({"action": "update", "sceneId": "2", "title": "Two, edited"}),
         )
         .await;
+    // A held transaction would make this write wait for the busy timeout and fail with
+    // "database is locked"; succeeding is the proof that nothing is held (no timing needed).
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
-    assert!(
-        started.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        started.elapsed()
-    );
     // Nor does a headless call in another process (a SQL write of its own, applied at once).
-    let (out, took) = f.cli(
+    let (out, _took) = f.cli(
         "execute_sql",
         json!({"sql": "UPDATE StoryThread SET summary = 'from the cli' WHERE id = 1"}),
     );
@@ -244,10 +241,7 @@ async fn other_writes_go_on_while_sql_and_world_writes_wait_and_approval_applies
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(
-        took < Duration::from_secs(4),
-        "the headless call took {took:?}"
-    );
+
     let thread: String = f
         .conn()
         .query_row("SELECT summary FROM StoryThread WHERE id = 1", [], |r| {

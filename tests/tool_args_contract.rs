@@ -218,6 +218,9 @@ fn every_schema_is_inline_and_an_object() {
     }
 }
 
+/// Tools that did not exist when the old schemas were captured (`tests/fixtures/old_schemas/`).
+const ADDED_AFTER_THE_CONTRACT: &[&str] = &["delete_story_node"];
+
 /// Every tool keeps its name and argument names: the generated schema has the same property
 /// names and the same required list as the old one.
 #[test]
@@ -225,6 +228,15 @@ fn argument_names_and_required_fields_are_unchanged() {
     for t in registry().iter() {
         let name = t.tool.name();
         let path = fixtures().join(format!("old_schemas/{name}.json"));
+        if !path.exists() {
+            // Tools added after the hand-written contract was captured have no old schema.
+            assert!(
+                ADDED_AFTER_THE_CONTRACT.contains(&name),
+                "{name} has no old schema in {}; if it is new, list it in ADDED_AFTER_THE_CONTRACT",
+                path.display()
+            );
+            continue;
+        }
         let old: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("old schema"))
             .expect("json");
         let new = t.tool.schema();

@@ -157,8 +157,14 @@ async fn sequential_web_and_embedding_calls_start_no_threads() {
     stop.store(true, Ordering::Relaxed);
     let sampler_tid_free = sampler.join().is_ok();
     assert!(sampler_tid_free);
-    // The sampler itself is the one thread allowed to have appeared.
+    // The sampler itself is one thread that appears; tokio's blocking pools may add a worker
+    // when two blocking tasks overlap on a loaded machine. A thread per call (what this test
+    // guards against) shows as 80 or more new threads for these 80 calls.
     let new = new.lock().unwrap().clone();
-    assert!(new.len() <= 1, "threads started during the calls: {new:?}");
-    assert_eq!(thread_count(), count_before);
+    assert!(new.len() <= 3, "threads started during the calls: {new:?}");
+    assert!(
+        thread_count() <= count_before + 2,
+        "{} threads after the calls, {count_before} before",
+        thread_count()
+    );
 }

@@ -44,12 +44,12 @@ pub enum DefinitionError {
     #[error("{0}")]
     Stopped(String),
     #[error("{0}")]
-    Engine(String),
+    Runtime(String),
 }
 
 impl From<js::StartError> for DefinitionError {
     fn from(e: js::StartError) -> Self {
-        DefinitionError::Engine(e.to_string())
+        DefinitionError::Runtime(e.to_string())
     }
 }
 
@@ -74,7 +74,7 @@ pub fn context(rt: &Runtime) -> Result<Context, DefinitionError> {
     ctx.with(|ctx| {
         ctx.eval_with_options::<(), _>(GUARDS, options("guards.js"))
             .map_err(|e| {
-                DefinitionError::Engine(format!("internal: {}", js::describe(&ctx, e, "guards.js")))
+                DefinitionError::Runtime(format!("internal: {}", js::describe(&ctx, e, "guards.js")))
             })
     })?;
     Ok(ctx)
