@@ -1,0 +1,31 @@
+//! The World pane's commands for help, the palette and hints (see `tui::commands`): cursor
+//! moves need a loaded world, the subject views a selected subject.
+
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::commands::PaneCommand;
+use crate::tui::keymap::Context;
+
+pub fn commands(app: &AppState) -> Vec<PaneCommand> {
+    let w = &app.world;
+    let loaded = w.meta.is_some() && !w.is_empty();
+    let subject = w.selected_subject().is_some();
+    let c = |cmd, label| PaneCommand::new(cmd, Context::World, label).available(loaded);
+    vec![
+        c(Command::WorldBack, "back"),
+        c(Command::WorldForward, "forward"),
+        c(Command::WorldPrevSlice, "previous slice"),
+        c(Command::WorldNextSlice, "next slice"),
+        c(Command::WorldFirst, "first slice"),
+        c(Command::WorldLast, "last slice"),
+        c(Command::WorldZoomIn, "zoom in"),
+        c(Command::WorldZoomOut, "zoom out"),
+        c(Command::WorldJump, "jump"),
+        c(Command::WorldFilter, "filter"),
+        c(Command::WorldMark, "mark A"),
+        c(Command::WorldState, "state").available(loaded && subject),
+        c(Command::WorldTrack, "track").available(loaded && subject),
+        c(Command::WorldDiff, "diff").available(loaded && subject),
+        c(Command::WorldIssues, "issues"),
+    ]
+}
