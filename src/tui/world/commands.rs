@@ -1,5 +1,5 @@
-//! The World pane's commands for help, the palette and hints (see `tui::commands`): cursor
-//! moves need a loaded world, the subject views a selected subject.
+//! The World pane's commands for help, the palette and hints (see `tui::commands`): all of
+//! them need a loaded, non-empty world (the tabs switch even before a subject is selected).
 
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
@@ -9,7 +9,6 @@ use crate::tui::keymap::Context;
 pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let w = &app.world;
     let loaded = w.meta.is_some() && !w.is_empty();
-    let subject = w.selected_subject().is_some();
     let c = |cmd, label| PaneCommand::new(cmd, Context::World, label).available(loaded);
     vec![
         c(Command::WorldBack, "back"),
@@ -23,9 +22,9 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::WorldJump, "jump"),
         c(Command::WorldFilter, "filter"),
         c(Command::WorldMark, "mark A"),
-        c(Command::WorldState, "state").available(loaded && subject),
-        c(Command::WorldTrack, "track").available(loaded && subject),
-        c(Command::WorldDiff, "diff").available(loaded && subject),
+        c(Command::WorldState, "state"),
+        c(Command::WorldTrack, "track"),
+        c(Command::WorldDiff, "diff"),
         c(Command::WorldIssues, "issues"),
     ]
 }
