@@ -1,6 +1,7 @@
 //! The panes' command reports against what is drawn: for every pane and a few representative
-//! states, every key drawn in a hint row (the Sessions hint line, the approval options) is in
-//! the `?` help with the same key, and in the palette when it is available; every available
+//! states, every key drawn in a hint row (the Sessions hint line, the approval options, the
+//! World tab bar) is in the `?` help with the same key, and in the palette when it is
+//! available; every available
 //! command help lists for the focused pane is in the palette; what a pane reports unavailable
 //! is marked in help and left out of the palette. Driven through `update` and rendered with
 //! TestBackend. Also snapshots of the help and palette where the report changes them.
@@ -104,10 +105,11 @@ fn every_drawn_hint_is_in_help_and_the_palette() {
         let palette = palette_list(&mut app);
         assert_eq!(palette, palette_for(&app), "{name}");
         let approvals_row = app.focus == Pane::Approvals && app.approvals.selected_call().is_some();
+        let world_tabs = app.focus == Pane::World && app.world.meta.is_some();
         for pc in report.iter().filter(|pc| pc.hint) {
             let key = key_of(&app, pc).unwrap_or_else(|| "—".into());
             // Drawn where the pane draws its hints.
-            if app.focus == Pane::Sessions || approvals_row {
+            if app.focus == Pane::Sessions || approvals_row || world_tabs {
                 let drawn = format!("{key} {}", pc.label);
                 assert!(screen.contains(&drawn), "{name}: hint {drawn:?} not drawn");
             }

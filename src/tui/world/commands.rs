@@ -5,6 +5,7 @@ use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::commands::PaneCommand;
 use crate::tui::keymap::Context;
+use crate::tui::world::WorldTab;
 
 pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let w = &app.world;
@@ -22,9 +23,21 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::WorldJump, "jump"),
         c(Command::WorldFilter, "filter"),
         c(Command::WorldMark, "mark A"),
-        c(Command::WorldState, "state"),
-        c(Command::WorldTrack, "track"),
-        c(Command::WorldDiff, "diff"),
-        c(Command::WorldIssues, "issues"),
+        // The tab bar: one hint per tab, labelled as the tab.
+        c(Command::WorldState, WorldTab::State.label()).hint(),
+        c(Command::WorldTrack, WorldTab::Track.label()).hint(),
+        c(Command::WorldDiff, WorldTab::Diff.label()).hint(),
+        c(Command::WorldIssues, WorldTab::Issues.label()).hint(),
     ]
+}
+
+/// The tab a command shows, for the tab bar.
+pub fn tab_of(cmd: Command) -> Option<WorldTab> {
+    match cmd {
+        Command::WorldState => Some(WorldTab::State),
+        Command::WorldTrack => Some(WorldTab::Track),
+        Command::WorldDiff => Some(WorldTab::Diff),
+        Command::WorldIssues => Some(WorldTab::Issues),
+        _ => None,
+    }
 }
