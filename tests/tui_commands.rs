@@ -3,7 +3,8 @@
 //! World tab bar) is in the `?` help with the same key, and in the palette when it is
 //! available; every available command help lists for the focused pane is in the palette;
 //! what a pane reports unavailable is marked in help and left out of the palette. Driven
-//! through `update` and rendered with TestBackend. Also snapshots of the help and palette where the report changes them.
+//! through `update` and rendered with TestBackend. Also snapshots of the help and palette
+//! where the report changes them.
 
 mod tui_support;
 
