@@ -15,6 +15,7 @@ pub mod app;
 pub mod approvals;
 pub mod chrome;
 pub mod clock;
+pub mod commands;
 mod events;
 pub mod files;
 pub mod input;

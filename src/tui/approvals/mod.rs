@@ -3,6 +3,7 @@
 //! arrived, the selection, and small labels (what a call targets, how long it has waited)
 //! shared by the list, the preview, the receipts and the status bar.
 
+pub mod commands;
 mod update;
 pub mod view;
 

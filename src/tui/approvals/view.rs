@@ -10,12 +10,12 @@ use ratatui::text::{Line, Span};
 use serde_json::Value;
 
 use crate::engine::{ChangeKind, FileChange, PendingCall, PreviewBody};
-use crate::tui::action::Command;
 use crate::tui::app::AppState;
+use crate::tui::approvals::commands::call_commands;
 use crate::tui::approvals::{age, cut, Waiting};
 use crate::tui::chrome::{put_line, sel_style};
+use crate::tui::commands::key_of;
 use crate::tui::files::tree::window_offset;
-use crate::tui::keymap::Context;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::diff::diff_rows;
 use crate::tui::widgets::wrap::{draw_top_down, wrap_line, Row};
@@ -62,29 +62,21 @@ pub fn request_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
     rows
 }
 
-/// The key options, from the active keymap so they never go stale.
+/// The key options: the call's reported commands marked `hint`, keys from the active keymap.
 pub fn option_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
     let t = &app.theme;
-    let key = |c: Command| {
-        app.keymap
-            .key_for(c, &[Context::Approvals])
-            .map(|k| k.notation())
-            .unwrap_or_else(|| "—".into())
-    };
-    let opt = |k: String, label: &str| {
+    let opt = |k: String, label: &str, available: bool| {
+        let style = if available { t.key_hint } else { t.dim };
         vec![
-            Span::styled(k, t.key_hint),
+            Span::styled(k, style),
             Span::styled(format!(" {label}  "), t.text),
         ]
     };
     let mut first = vec![Span::styled("› ", t.key_hint)];
-    first.extend(opt(key(Command::Approve), "approve"));
-    if call.session_grant_allowed {
-        first.extend(opt(key(Command::ApproveSession), "approve for session"));
+    for pc in call_commands(call).iter().filter(|pc| pc.hint) {
+        let k = key_of(app, pc).unwrap_or_else(|| "—".into());
+        first.extend(opt(k, pc.label, pc.available));
     }
-    first.extend(opt(key(Command::Reject), "reject"));
-    first.extend(opt(key(Command::EditArgs), "edit"));
-    first.extend(opt(key(Command::Detail), "detail"));
     if let Some(last) = first.last_mut() {
         last.content = last.content.trim_end().to_string().into();
     }

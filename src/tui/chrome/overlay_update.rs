@@ -16,8 +16,22 @@ pub fn palette_commands() -> impl Iterator<Item = Command> {
     Command::ALL.iter().copied().filter(|c| !c.is_contextual())
 }
 
-fn palette_matches(query: &str) -> Vec<(Command, FinderMatch)> {
-    let cmds: Vec<Command> = palette_commands().collect();
+/// What the palette offers now, in [`Command::ALL`] order: every command outside an overlay,
+/// minus what the focused pane reports unavailable, plus what it reports available even if
+/// it is otherwise contextual (the transcript's expand, say).
+pub fn palette_for(app: &AppState) -> Vec<Command> {
+    let report = app.pane_commands();
+    Command::ALL
+        .iter()
+        .copied()
+        .filter(|c| match report.iter().find(|pc| pc.cmd == *c) {
+            Some(pc) => pc.available,
+            None => !c.is_contextual(),
+        })
+        .collect()
+}
+
+fn palette_matches(cmds: &[Command], query: &str) -> Vec<(Command, FinderMatch)> {
     let hay: Vec<String> = cmds
         .iter()
         .map(|c| format!("{} {}", c.description(), c.name()))
@@ -47,7 +61,7 @@ impl AppState {
         self.overlay = Some(Overlay::Palette {
             input: single_line("type to filter actions"),
             selected: 0,
-            matches: palette_matches(""),
+            matches: palette_matches(&palette_for(self), ""),
         });
     }
 
@@ -334,13 +348,17 @@ impl AppState {
     }
 
     fn after_text_change(&mut self) -> Vec<Effect> {
+        let offered = match self.overlay {
+            Some(Overlay::Palette { .. }) => palette_for(self),
+            _ => Vec::new(),
+        };
         match &mut self.overlay {
             Some(Overlay::Palette {
                 input,
                 selected,
                 matches,
             }) => {
-                *matches = palette_matches(&text_of(input));
+                *matches = palette_matches(&offered, &text_of(input));
                 *selected = 0;
                 Vec::new()
             }

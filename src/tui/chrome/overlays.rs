@@ -12,6 +12,7 @@ use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::approvals::view::{option_rows, request_rows};
 use crate::tui::chrome::{centered, highlighted, overlay_frame, put_line};
+use crate::tui::commands::key_of;
 use crate::tui::input::Overlay;
 use crate::tui::keymap::Context;
 use crate::tui::widgets::wrap::Row;
@@ -278,14 +279,23 @@ fn list_start(selected: usize, inside: Rect) -> usize {
     selected.saturating_sub(h - 1)
 }
 
-/// Help: notices, then the focused pane's keys, global keys, and every other context.
-pub fn help_rows(app: &AppState) -> Vec<Row> {
-    let t = &app.theme;
-    let mut rows: Vec<Row> = Vec::new();
-    for n in &app.notices {
-        rows.push((Line::from(Span::styled(n.clone(), t.status_error)), 2));
-    }
-    let mut order = app.pane_contexts();
+/// One row of help: a command, its keys in one keymap section, its description, and whether
+/// the focused pane can run it now (`false` only for what the pane reports unavailable).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HelpEntry {
+    pub cmd: Command,
+    pub keys: Vec<String>,
+    pub desc: String,
+    pub available: bool,
+}
+
+/// Help's sections: the focused pane's keymap sections first (each row marked with the pane's
+/// report, and a row for every reported command no key of the section reaches), then global
+/// keys, then every other section.
+pub fn help_sections(app: &AppState) -> Vec<(Context, Vec<HelpEntry>)> {
+    let report = app.pane_commands();
+    let pane = app.pane_contexts();
+    let mut order = pane.clone();
     if !order.contains(&Context::Global) {
         order.push(Context::Global);
     }
@@ -294,8 +304,60 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
             order.push(c);
         }
     }
+    let mut sections: Vec<(Context, Vec<HelpEntry>)> = Vec::new();
     for ctx in order {
-        let entries = app.keymap.help_rows(ctx);
+        let mut entries: Vec<HelpEntry> = Vec::new();
+        for b in app.keymap.bindings(ctx) {
+            match entries.iter_mut().find(|e| e.cmd == b.cmd) {
+                Some(e) => e.keys.push(b.key.notation()),
+                None => entries.push(HelpEntry {
+                    cmd: b.cmd,
+                    keys: vec![b.key.notation()],
+                    desc: b.desc.clone(),
+                    available: true,
+                }),
+            }
+        }
+        if pane.contains(&ctx) {
+            for e in &mut entries {
+                if let Some(pc) = report.iter().find(|pc| pc.cmd == e.cmd) {
+                    e.available = pc.available;
+                }
+            }
+        }
+        sections.push((ctx, entries));
+    }
+    // A reported command whose drawn key no shown row carries (unbound, or bound only where
+    // the pane's lookup does not reach) gets its own row in the pane's first section.
+    for pc in &report {
+        let key = key_of(app, pc);
+        let shown = sections.iter().any(|(_, es)| {
+            es.iter()
+                .any(|e| e.cmd == pc.cmd && key.as_ref().is_none_or(|k| e.keys.contains(k)))
+        });
+        if !shown {
+            if let Some((_, first)) = sections.first_mut() {
+                first.push(HelpEntry {
+                    cmd: pc.cmd,
+                    keys: vec![key.unwrap_or_else(|| "—".into())],
+                    desc: pc.cmd.description().to_string(),
+                    available: pc.available,
+                });
+            }
+        }
+    }
+    sections
+}
+
+/// Help: notices, then [`help_sections`] as styled rows; what the focused pane cannot do
+/// now is dimmed and says so.
+pub fn help_rows(app: &AppState) -> Vec<Row> {
+    let t = &app.theme;
+    let mut rows: Vec<Row> = Vec::new();
+    for n in &app.notices {
+        rows.push((Line::from(Span::styled(n.clone(), t.status_error)), 2));
+    }
+    for (ctx, entries) in help_sections(app) {
         if entries.is_empty() {
             continue;
         }
@@ -314,14 +376,20 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
             Line::from(Span::styled(format!("[{label}]"), t.heading2)),
             0,
         ));
-        for (keys, desc) in entries {
-            rows.push((
+        for e in entries {
+            let keys = e.keys.join(", ");
+            let line = if e.available {
                 Line::from(vec![
                     Span::styled(format!("  {keys:<22}"), t.key_hint),
-                    Span::raw(desc),
-                ]),
-                24,
-            ));
+                    Span::raw(e.desc),
+                ])
+            } else {
+                Line::from(vec![
+                    Span::styled(format!("  {keys:<22}"), t.dim),
+                    Span::styled(format!("{} (not now)", e.desc), t.dim),
+                ])
+            };
+            rows.push((line, 24));
         }
     }
     rows

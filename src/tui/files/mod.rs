@@ -1,6 +1,7 @@
 //! The Files pane's model: the lazy tree, the preview of the selected file, the marks on
 //! files agents changed, and the list of every project path (for the finder).
 
+pub mod commands;
 pub mod finder;
 pub mod jobs;
 pub mod relpath;

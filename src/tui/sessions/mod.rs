@@ -5,6 +5,7 @@
 //! list and chosen model — the composer drafts and the messages on their way, and the
 //! background jobs view.
 
+pub mod commands;
 pub mod live_reply;
 mod update;
 pub mod view;

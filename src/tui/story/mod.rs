@@ -9,6 +9,7 @@
 //! flat list rebuilt only when the data, an open/close or the filter changes, so drawing
 //! touches just the rows on screen even with 100k scenes open.
 
+pub mod commands;
 pub mod data;
 pub mod edit;
 pub mod jobs;

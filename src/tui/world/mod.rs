@@ -10,6 +10,7 @@
 //! at most one job in flight, and `sync` asks for what the current cursor, zoom, filter and
 //! tab need once the job in flight is back (so fast scrubbing never piles up work).
 
+pub mod commands;
 pub mod jobs;
 pub mod overlay;
 mod update;

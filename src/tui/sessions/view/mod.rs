@@ -27,7 +27,9 @@ use crate::engine::{Mode, SessionInfo};
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::chrome::{put_line, thousands};
+use crate::tui::commands::{key_of, PaneCommand};
 use crate::tui::keymap::Context;
+use crate::tui::sessions::commands::commands;
 use crate::tui::sessions::{SessionsView, Transcript, Usage};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::wrap::wrap_line;
@@ -40,16 +42,19 @@ fn key(app: &AppState, cmd: Command, ctx: Context) -> String {
         .unwrap_or_else(|| "—".into())
 }
 
-/// "key label · key label" in hint styles.
-fn hint_line(app: &AppState, ctx: Context, items: &[(Command, &str)]) -> Line<'static> {
+/// "key label · key label" in hint styles, from the pane's reported commands marked `hint`
+/// (an unavailable one keeps its place with its key dimmed).
+fn hint_line(app: &AppState, items: &[PaneCommand]) -> Line<'static> {
     let t = &app.theme;
     let mut spans = Vec::new();
-    for (i, (cmd, label)) in items.iter().enumerate() {
+    for (i, pc) in items.iter().filter(|pc| pc.hint).enumerate() {
         if i > 0 {
             spans.push(Span::styled(" · ", t.dim));
         }
-        spans.push(Span::styled(key(app, *cmd, ctx), t.key_hint));
-        spans.push(Span::styled(format!(" {label}"), t.dim));
+        let style = if pc.available { t.key_hint } else { t.dim };
+        let k = key_of(app, pc).unwrap_or_else(|| "—".into());
+        spans.push(Span::styled(k, style));
+        spans.push(Span::styled(format!(" {}", pc.label), t.dim));
     }
     Line::from(spans)
 }
@@ -76,53 +81,7 @@ pub fn usage_label(u: &Usage) -> String {
 
 /// The hint line for whatever has the keys in the Sessions pane.
 pub fn sessions_hint(app: &AppState) -> Line<'static> {
-    let s = &app.sessions;
-    if s.view == SessionsView::Jobs {
-        return hint_line(
-            app,
-            Context::Jobs,
-            &[
-                (Command::CancelJob, "cancel job"),
-                (Command::JobSession, "its session"),
-                (Command::ToggleJobs, "sessions"),
-            ],
-        );
-    }
-    if s.composing {
-        return hint_line(
-            app,
-            Context::Composer,
-            &[
-                (Command::LeaveComposer, "leave (draft kept)"),
-                (Command::CancelRun, "cancel run"),
-                (Command::CycleMode, "mode"),
-            ],
-        );
-    }
-    if s.in_transcript {
-        return hint_line(
-            app,
-            Context::Transcript,
-            &[
-                (Command::Down, "next"),
-                (Command::ToggleEntry, "expand tool call"),
-                (Command::LeaveTranscript, "back"),
-                (Command::Compose, "write"),
-            ],
-        );
-    }
-    hint_line(
-        app,
-        Context::Sessions,
-        &[
-            (Command::Compose, "write"),
-            (Command::NewSession, "new session"),
-            (Command::OpenTranscript, "transcript"),
-            (Command::ToggleJobs, "jobs"),
-            (Command::CancelRun, "cancel run"),
-            (Command::CycleMode, "mode"),
-        ],
-    )
+    hint_line(app, &commands(app))
 }
 
 pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {

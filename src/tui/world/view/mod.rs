@@ -15,11 +15,13 @@ use ratatui::widgets::Widget;
 use crate::tui::action::Command;
 use crate::tui::app::{AppState, Pane};
 use crate::tui::chrome::{centered, overlay_frame, put_line, thousands};
+use crate::tui::commands::key_of;
 use crate::tui::files::tree::window_offset;
 use crate::tui::keymap::Context;
 use crate::tui::widgets::wrap::draw_top_down;
+use crate::tui::world::commands::{commands, tab_of};
 use crate::tui::world::overlay::WorldOverlay;
-use crate::tui::world::{zoom_label, WorldTab};
+use crate::tui::world::zoom_label;
 
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
@@ -234,23 +236,19 @@ pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
     draw_top_down(rest, buf, rows.into_iter().skip(skip));
 }
 
+/// The tabs, from the pane's reported commands marked `hint` (one per tab).
 fn tab_bar(app: &AppState) -> Line<'static> {
     let t = &app.theme;
     let mut spans = Vec::new();
-    for tab in WorldTab::ALL {
-        let cmd = match tab {
-            WorldTab::State => Command::WorldState,
-            WorldTab::Track => Command::WorldTrack,
-            WorldTab::Diff => Command::WorldDiff,
-            WorldTab::Issues => Command::WorldIssues,
-        };
-        let style = if tab == app.world.tab {
+    for pc in commands(app).iter().filter(|pc| pc.hint) {
+        let style = if tab_of(pc.cmd) == Some(app.world.tab) {
             t.title_focused
         } else {
             t.dim
         };
-        spans.push(Span::styled(key(app, cmd), t.key_hint));
-        spans.push(Span::styled(format!(" {}", tab.label()), style));
+        let key_style = if pc.available { t.key_hint } else { t.dim };
+        spans.push(Span::styled(key_of(app, pc).unwrap_or_default(), key_style));
+        spans.push(Span::styled(format!(" {}", pc.label), style));
         spans.push(Span::raw("  "));
     }
     Line::from(spans)

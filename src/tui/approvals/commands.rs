@@ -1,0 +1,44 @@
+//! The Approvals pane's commands for help, the palette and the option row under a call (see
+//! `tui::commands`). The session grant is offered only when the call allows one.
+
+use crate::engine::PendingCall;
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::commands::PaneCommand;
+use crate::tui::keymap::Context;
+
+pub fn commands(app: &AppState) -> Vec<PaneCommand> {
+    match app.approvals.selected_call() {
+        Some(call) => call_commands(call),
+        None => {
+            let any = app.approvals.selected_item().is_some();
+            let mut list: Vec<PaneCommand> = call_commands_with(false)
+                .into_iter()
+                .map(|pc| pc.available(false))
+                .collect();
+            if let Some(detail) = list.iter_mut().find(|pc| pc.cmd == Command::Detail) {
+                detail.available = any;
+            }
+            list
+        }
+    }
+}
+
+/// The options for one waiting call; the `hint` ones are its option row, in order.
+pub fn call_commands(call: &PendingCall) -> Vec<PaneCommand> {
+    call_commands_with(call.session_grant_allowed)
+}
+
+fn call_commands_with(session_grant: bool) -> Vec<PaneCommand> {
+    let c = |cmd, label| PaneCommand::new(cmd, Context::Approvals, label).hint();
+    let mut grant = c(Command::ApproveSession, "approve for session").available(session_grant);
+    // An option the call does not allow is not offered in its row (help marks it).
+    grant.hint = session_grant;
+    vec![
+        c(Command::Approve, "approve"),
+        grant,
+        c(Command::Reject, "reject"),
+        c(Command::EditArgs, "edit"),
+        c(Command::Detail, "detail"),
+    ]
+}

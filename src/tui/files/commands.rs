@@ -1,0 +1,16 @@
+//! The Files pane's commands for help, the palette and hints (see `tui::commands`).
+
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::commands::PaneCommand;
+use crate::tui::keymap::Context;
+
+pub fn commands(app: &AppState) -> Vec<PaneCommand> {
+    let row = app.files.tree.selected_node().is_some();
+    let c = |cmd, label| PaneCommand::new(cmd, Context::Files, label);
+    vec![
+        c(Command::Expand, "open").available(row),
+        c(Command::Collapse, "close").available(row),
+        c(Command::Find, "find"),
+    ]
+}
