@@ -219,7 +219,6 @@ async fn other_writes_go_on_while_sql_and_world_writes_wait_and_approval_applies
 
     // Another session's plot write, approved, does not wait for either.
     let other = f.session("leader.default");
-    let started = Instant::now();
     let r = f
         .approved(
             &other,

@@ -74,7 +74,10 @@ pub fn context(rt: &Runtime) -> Result<Context, DefinitionError> {
     ctx.with(|ctx| {
         ctx.eval_with_options::<(), _>(GUARDS, options("guards.js"))
             .map_err(|e| {
-                DefinitionError::Runtime(format!("internal: {}", js::describe(&ctx, e, "guards.js")))
+                DefinitionError::Runtime(format!(
+                    "internal: {}",
+                    js::describe(&ctx, e, "guards.js")
+                ))
             })
     })?;
     Ok(ctx)
