@@ -7,6 +7,7 @@
 
 pub mod agents;
 pub mod author;
+mod call_result;
 pub mod dispatch;
 pub mod effects;
 mod egress;
