@@ -178,7 +178,7 @@ fn tool_specs(engine: &Engine, session_id: &str) -> Vec<ToolSpec> {
         .map(|t| ToolSpec {
             name: t.tool.name().to_string(),
             description: t.tool.description().to_string(),
-            parameters: t.tool.schema(),
+            parameters: t.schema.clone(),
         })
         .collect()
 }
