@@ -101,7 +101,7 @@ impl EmbedConfig {
         timeout: Duration,
     ) -> Result<Vec<Vec<f32>>, EmbedError> {
         let url = format!("{}/embeddings", self.base_url);
-        let mut req = super::http::client()?
+        let mut req = super::http::fresh_connection_client()?
             .post(&url)
             .timeout(timeout)
             .json(&json!({"model": self.model, "input": texts}));
