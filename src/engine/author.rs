@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::dispatch::{Approval, CallResult, CallStatus};
-use super::session_log::{now_rfc3339, LogWriter, SessionLog};
+use super::session_log::SessionLog;
 use super::tool::Staged;
 use super::types::*;
 use super::{Engine, EngineError, SessionRt};
@@ -51,29 +51,9 @@ impl Engine {
                 path: path.display().to_string(),
                 source,
             })?;
-            let info = SessionInfo {
-                id: id.clone(),
-                profile: profile.key.clone(),
-                title: AUTHOR_SESSION_TITLE.into(),
-                mode: Mode::Normal,
-                state: SessionState::Idle,
-                created_at: now_rfc3339(),
-                parent: None,
-                input_tokens: 0,
-                output_tokens: 0,
-                cost: 0.0,
-                context_tokens: 0,
-                context_window: 0,
-            };
-            st.sessions.insert(
-                id.clone(),
-                SessionRt {
-                    info: info.clone(),
-                    custom: Arc::default(),
-                    profile,
-                    log: Arc::new(LogWriter::open(log)),
-                },
-            );
+            let rt = SessionRt::fresh(&id, profile, AUTHOR_SESSION_TITLE, Mode::Normal, None, log);
+            let info = rt.info.clone();
+            st.sessions.insert(id.clone(), rt);
             fresh.then_some(info)
         };
         if let Some(info) = info {

@@ -72,6 +72,38 @@ struct SessionRt {
     log: Arc<LogWriter>,
 }
 
+impl SessionRt {
+    /// A session created now: idle, no usage yet, writing to the log just opened.
+    fn fresh(
+        id: &str,
+        profile: Arc<Profile>,
+        title: &str,
+        mode: Mode,
+        parent: Option<String>,
+        log: SessionLog,
+    ) -> SessionRt {
+        SessionRt {
+            info: SessionInfo {
+                id: id.to_string(),
+                profile: profile.key.clone(),
+                title: title.to_string(),
+                mode,
+                state: SessionState::Idle,
+                created_at: now_rfc3339(),
+                parent,
+                input_tokens: 0,
+                output_tokens: 0,
+                cost: 0.0,
+                context_tokens: 0,
+                context_window: 0,
+            },
+            custom: Arc::default(),
+            profile,
+            log: Arc::new(LogWriter::open(log)),
+        }
+    }
+}
+
 #[derive(Default)]
 struct State {
     sessions: BTreeMap<SessionId, SessionRt>,
@@ -317,29 +349,9 @@ impl Engine {
                 }
             }
         };
-        let info = SessionInfo {
-            id: id.clone(),
-            profile: profile.key.clone(),
-            title: title.to_string(),
-            mode,
-            state: SessionState::Idle,
-            created_at: now_rfc3339(),
-            parent: parent.clone(),
-            input_tokens: 0,
-            output_tokens: 0,
-            cost: 0.0,
-            context_tokens: 0,
-            context_window: 0,
-        };
-        st.sessions.insert(
-            id.clone(),
-            SessionRt {
-                info: info.clone(),
-                custom: Arc::default(),
-                profile,
-                log: Arc::new(LogWriter::open(log)),
-            },
-        );
+        let rt = SessionRt::fresh(&id, profile, title, mode, parent.clone(), log);
+        let info = rt.info.clone();
+        st.sessions.insert(id.clone(), rt);
         drop(st);
         self.append(
             &id,
