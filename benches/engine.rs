@@ -59,7 +59,7 @@ fn bench_read_call(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("engine");
     g.bench_function("read_tool_alone", |b| {
-        b.iter(|| read.run(&ctx, &args).expect("read"))
+        b.iter(|| read.run(&ctx, &args.clone().into()).expect("read"))
     });
     g.bench_function("read_call_through_engine", |b| {
         b.iter(|| {

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nbook::config::{Config, Dirs};
+use nbook::engine::tool::CallArgs;
 use nbook::engine::{Approval, CallStatus, Engine, Mode, ToolCall};
 use serde_json::json;
 
@@ -83,7 +84,7 @@ fn bench_sql_read(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("sql");
     g.bench_function("read_200_rows_tool_alone", |b| {
-        b.iter(|| tool.run(&ctx, &args).expect("sql"))
+        b.iter(|| tool.run(&ctx, &CallArgs::from(args.clone())).expect("sql"))
     });
     g.bench_function("read_200_rows_through_engine", |b| {
         b.iter(|| rt.block_on(engine.call(&sid, call(), Approval::Fail)))

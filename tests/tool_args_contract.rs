@@ -94,7 +94,7 @@ fn generated_schemas_and_parsers_decide_like_the_old_contract() {
         let tool = registry
             .get(&c.tool)
             .unwrap_or_else(|| panic!("fixture names unknown tool {}", c.tool));
-        let got = tool.validate(&c.args);
+        let got = tool.validate(&c.args.clone().into());
         match (expected_pointers(&c.expected), got) {
             (None, Ok(())) => {}
             (None, Err(e)) => failures.push(format!(

@@ -138,12 +138,13 @@ impl Engine {
         let session = self
             .author_session()
             .map_err(|e| CallResult::fail(&call, CallStatus::ToolError, format!("{e}")))?;
-        let (tool, ctx) = self.admit(Actor::Author, &session, &call).map_err(|r| *r)?;
+        let super::dispatch::Admitted { tool, ctx, args } =
+            self.admit(Actor::Author, &session, &call).map_err(|r| *r)?;
         let failed = |e: super::tool::ToolError| {
             CallResult::fail(&call, CallStatus::ToolError, e.to_string())
         };
         if tool.is_staging() {
-            return match self.stage(&tool, &ctx, args).await.map_err(failed)? {
+            return match self.stage(&tool, &ctx, &args).await.map_err(failed)? {
                 Staged::Held(held) => {
                     let preview = held.preview.clone();
                     held.rollback();
@@ -156,14 +157,14 @@ impl Engine {
                 )),
             };
         }
-        if !tool.mutates().for_call(args) {
+        if !tool.mutates().for_call(args.raw()) {
             return Err(CallResult::fail(
                 &call,
                 CallStatus::ToolError,
                 format!("{} changes nothing; there is nothing to preview", call.name),
             ));
         }
-        self.preview(&tool, &ctx, args).await.map_err(failed)
+        self.preview(&tool, &ctx, &args).await.map_err(failed)
     }
 }
 

@@ -15,7 +15,7 @@ pub use super::call_result::{Approval, CallResult, CallStatus};
 use super::effects::Effects;
 use super::policy::{self, CallFacts, Verdict};
 use super::registry::describe_field_errors;
-use super::tool::{HeldChange, Staged, Tool, ToolCtx, ToolError, ToolOutput};
+use super::tool::{CallArgs, HeldChange, Staged, Tool, ToolCtx, ToolError, ToolOutput};
 use super::types::*;
 use super::Engine;
 
@@ -44,6 +44,14 @@ impl Drop for QueueGuard<'_> {
             });
         }
     }
+}
+
+/// A call that passed the gate: its tool, the context it runs in, and its arguments
+/// (deserialized once, shared by every later step).
+pub(super) struct Admitted {
+    pub tool: Arc<dyn Tool>,
+    pub ctx: ToolCtx,
+    pub args: CallArgs,
 }
 
 impl Engine {
@@ -142,21 +150,21 @@ impl Engine {
         approval: Approval,
         seen: Option<&Preview>,
     ) -> CallResult {
-        let (registered_tool, ctx) = match self.admit(actor, session_id, call) {
+        let admitted = match self.admit(actor, session_id, call) {
             Ok(x) => x,
             Err(r) => return *r,
         };
-        let tool = registered_tool.clone();
-        let effects = tool.effects();
-        if tool.is_staging() {
+        if admitted.tool.is_staging() {
             return self
-                .call_staged(actor, tool, ctx, call, approval, seen)
+                .call_staged(actor, admitted, call, approval, seen)
                 .await;
         }
+        let Admitted { tool, ctx, args } = admitted;
+        let effects = tool.effects();
         // What an egress call will send is named before anything is sent; a request that
         // could never be made is refused here, before the author is asked.
         let egress = if effects.egress {
-            match tool.egress(&ctx, &call.arguments) {
+            match tool.egress(&ctx, &args) {
                 Ok(r) => Some(r),
                 Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
             }
@@ -165,28 +173,24 @@ impl Engine {
         };
         if !tool.mutates().for_call(&call.arguments) {
             return match egress {
-                None => {
-                    self.execute(tool, ctx, call, call.arguments.clone(), None)
+                None => self.execute(tool, ctx, call, args, None).await,
+                Some(requests) => {
+                    self.call_egress(tool, ctx, call, args, requests, approval)
                         .await
                 }
-                Some(requests) => self.call_egress(tool, ctx, call, requests, approval).await,
             };
         }
-        let targets = tool.write_targets(&ctx, &call.arguments);
+        let targets = tool.write_targets(&ctx, &args);
         let mut verdict = self.verdict_for(actor, &ctx, call, &targets, effects);
         if let (Some(requests), Actor::Agent) = (&egress, actor) {
             verdict = policy::combine(verdict, self.egress_verdict(&ctx, call, requests));
         }
         let grant_allowed = match verdict {
-            Verdict::Run => {
-                return self
-                    .execute(tool, ctx, call, call.arguments.clone(), Some(targets))
-                    .await
-            }
+            Verdict::Run => return self.execute(tool, ctx, call, args, Some(targets)).await,
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
-        let preview = match self.preview(&tool, &ctx, &call.arguments).await {
+        let preview = match self.preview(&tool, &ctx, &args).await {
             Ok(p) => p,
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
         };
@@ -220,16 +224,17 @@ impl Engine {
         match decision {
             Decision::Reject { reason } => rejected(call, reason),
             Decision::Edit { new_args } => {
-                if let Err(r) = self.validate_edit(call, &new_args) {
-                    return *r;
-                }
+                let new_args = match self.validate_edit(call, new_args) {
+                    Ok(a) => a,
+                    Err(r) => return *r,
+                };
                 // The author wrote these arguments: their targets as they resolve now.
                 let edited = tool.write_targets(&ctx, &new_args);
                 self.execute(tool, ctx, call, new_args, Some(edited)).await
             }
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 // The author approved what the preview showed; if the target moved since, refuse.
-                match self.preview(&tool, &ctx, &call.arguments).await {
+                match self.preview(&tool, &ctx, &args).await {
                     Ok(now) if now.targets == preview.targets => {}
                     Ok(_) => {
                         return CallResult::fail(
@@ -255,8 +260,7 @@ impl Engine {
                         self.grant_egress(&ctx.session_id, requests);
                     }
                 }
-                self.execute(tool, ctx, call, call.arguments.clone(), Some(targets))
-                    .await
+                self.execute(tool, ctx, call, args, Some(targets)).await
             }
         }
     }
@@ -267,7 +271,7 @@ impl Engine {
         actor: Actor,
         session_id: &str,
         call: &ToolCall,
-    ) -> Result<(Arc<dyn Tool>, ToolCtx), Box<CallResult>> {
+    ) -> Result<Admitted, Box<CallResult>> {
         let (Some(info), Some(profile)) =
             (self.session(session_id), self.session_profile(session_id))
         else {
@@ -308,7 +312,9 @@ impl Engine {
                 ),
             )));
         }
-        if let Err(errors) = registered.validate(&call.arguments) {
+        // Deserialized here once; the later steps of the call share the typed value.
+        let args = CallArgs::new(call.arguments.clone());
+        if let Err(errors) = registered.validate(&args) {
             let mut r = CallResult::fail(
                 call,
                 CallStatus::InvalidArgs,
@@ -328,7 +334,11 @@ impl Engine {
             services: Some(self.clone()),
             cancel: Default::default(),
         };
-        Ok((registered.tool.clone(), ctx))
+        Ok(Admitted {
+            tool: registered.tool.clone(),
+            ctx,
+            args,
+        })
     }
 
     /// The policy's verdict for an agent; the author made the call, so it is always put to
@@ -384,13 +394,15 @@ impl Engine {
         }
     }
 
+    /// The author's edited arguments, checked (and deserialized) like the call's own.
     pub(super) fn validate_edit(
         &self,
         call: &ToolCall,
-        new_args: &Value,
-    ) -> Result<(), Box<CallResult>> {
-        match self.registry.get(&call.name).map(|t| t.validate(new_args)) {
-            Some(Ok(())) => Ok(()),
+        new_args: Value,
+    ) -> Result<CallArgs, Box<CallResult>> {
+        let new_args = CallArgs::new(new_args);
+        match self.registry.get(&call.name).map(|t| t.validate(&new_args)) {
+            Some(Ok(())) => Ok(new_args),
             Some(Err(errors)) => Err(Box::new(CallResult::fail(
                 call,
                 CallStatus::InvalidArgs,
@@ -536,13 +548,13 @@ impl Engine {
     async fn call_staged(
         self: &Arc<Self>,
         actor: Actor,
-        tool: Arc<dyn Tool>,
-        ctx: ToolCtx,
+        admitted: Admitted,
         call: &ToolCall,
         approval: Approval,
         seen: Option<&Preview>,
     ) -> CallResult {
-        let held = match self.stage(&tool, &ctx, &call.arguments).await {
+        let Admitted { tool, ctx, args } = admitted;
+        let held = match self.stage(&tool, &ctx, &args).await {
             Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
             Ok(Staged::Done(out)) => return self.finish(&ctx.session_id, call, Ok(out)),
             Ok(Staged::Held(h)) => h,
@@ -551,7 +563,7 @@ impl Engine {
             let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
             return r;
         }
-        let targets = tool.write_targets(&ctx, &call.arguments);
+        let targets = tool.write_targets(&ctx, &args);
         let grant_allowed = match self.verdict_for(actor, &ctx, call, &targets, tool.effects()) {
             Verdict::Run => return self.resolve_held(&ctx.session_id, call, held, true).await,
             Verdict::Refuse(why) => {
@@ -578,9 +590,10 @@ impl Engine {
             }
             Decision::Edit { new_args } => {
                 let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
-                if let Err(r) = self.validate_edit(call, &new_args) {
-                    return *r;
-                }
+                let new_args = match self.validate_edit(call, new_args) {
+                    Ok(a) => a,
+                    Err(r) => return *r,
+                };
                 match self.stage(&tool, &ctx, &new_args).await {
                     Err(e) => CallResult::fail(call, CallStatus::ToolError, e.to_string()),
                     Ok(Staged::Done(out)) => self.finish(&ctx.session_id, call, Ok(out)),
@@ -600,7 +613,7 @@ impl Engine {
         &self,
         tool: &Arc<dyn Tool>,
         ctx: &ToolCtx,
-        args: &Value,
+        args: &CallArgs,
     ) -> Result<Staged, ToolError> {
         let (tool, ctx, args) = (tool.clone(), ctx.clone(), args.clone());
         tokio::task::spawn_blocking(move || {
@@ -640,7 +653,7 @@ impl Engine {
         &self,
         tool: &Arc<dyn Tool>,
         ctx: &ToolCtx,
-        args: &Value,
+        args: &CallArgs,
     ) -> Result<Preview, ToolError> {
         let (tool, ctx, args) = (tool.clone(), ctx.clone(), args.clone());
         tokio::task::spawn_blocking(move || tool.preview(&ctx, &args))
@@ -653,7 +666,7 @@ impl Engine {
         tool: Arc<dyn Tool>,
         ctx: ToolCtx,
         call: &ToolCall,
-        args: Value,
+        args: CallArgs,
         approved: Option<Vec<String>>,
     ) -> CallResult {
         let session_id = ctx.session_id.clone();

@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::dispatch::{rejected, Approval, CallResult, CallStatus};
 use super::effects::{display_url, elide_value, normalize_host, Domain, Effects, EgressRequest};
 use super::policy::{self, EgressFacts, Verdict};
-use super::tool::{Tool, ToolCtx};
+use super::tool::{CallArgs, Tool, ToolCtx};
 use super::types::*;
 use super::Engine;
 
@@ -42,15 +42,12 @@ impl Engine {
         tool: Arc<dyn Tool>,
         ctx: ToolCtx,
         call: &ToolCall,
+        args: CallArgs,
         requests: Vec<EgressRequest>,
         approval: Approval,
     ) -> CallResult {
         let grant_allowed = match self.egress_verdict(&ctx, call, &requests) {
-            Verdict::Run => {
-                return self
-                    .execute(tool, ctx, call, call.arguments.clone(), None)
-                    .await
-            }
+            Verdict::Run => return self.execute(tool, ctx, call, args, None).await,
             Verdict::Refuse(why) => return CallResult::fail(call, CallStatus::Refused, why),
             Verdict::Ask { grant_allowed } => grant_allowed,
         };
@@ -64,18 +61,15 @@ impl Engine {
         };
         match decision {
             Decision::Reject { reason } => rejected(call, reason),
-            Decision::Edit { new_args } => {
-                if let Err(r) = self.validate_edit(call, &new_args) {
-                    return *r;
-                }
-                self.execute(tool, ctx, call, new_args, None).await
-            }
+            Decision::Edit { new_args } => match self.validate_edit(call, new_args) {
+                Ok(new_args) => self.execute(tool, ctx, call, new_args, None).await,
+                Err(r) => *r,
+            },
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 if d == Decision::ApproveForSession && grant_allowed {
                     self.grant_egress(&ctx.session_id, &requests);
                 }
-                self.execute(tool, ctx, call, call.arguments.clone(), None)
-                    .await
+                self.execute(tool, ctx, call, args, None).await
             }
         }
     }

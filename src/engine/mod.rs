@@ -62,6 +62,19 @@ pub enum EngineError {
     Setup(String),
 }
 
+/// Arguments the author edited that no call could take.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    #[error("unknown tool {0}")]
+    UnknownTool(String),
+    /// Every bad field, with its JSON Pointer.
+    #[error("{}", registry::describe_field_errors(tool, errors))]
+    Invalid {
+        tool: String,
+        errors: Vec<registry::FieldError>,
+    },
+}
+
 /// A live or past session as the engine tracks it.
 struct SessionRt {
     info: SessionInfo,
@@ -637,13 +650,16 @@ impl Engine {
     }
 
     /// Check edited arguments before sending them with `Decision::Edit`.
-    pub fn validate_args(&self, tool: &str, args: &serde_json::Value) -> Result<(), String> {
+    pub fn validate_args(&self, tool: &str, args: &serde_json::Value) -> Result<(), ArgsError> {
         let t = self
             .registry
             .get(tool)
-            .ok_or_else(|| format!("unknown tool {tool}"))?;
-        t.validate(args)
-            .map_err(|errs| registry::describe_field_errors(tool, &errs))
+            .ok_or_else(|| ArgsError::UnknownTool(tool.to_string()))?;
+        t.validate(&tool::CallArgs::new(args.clone()))
+            .map_err(|errors| ArgsError::Invalid {
+                tool: tool.to_string(),
+                errors,
+            })
     }
 
     /// A new approval id, `ap-<n>`: unique in this engine and after every id in the logs.

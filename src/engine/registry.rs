@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::tool::Tool;
+use super::tool::{CallArgs, Tool};
 
 pub struct RegisteredTool {
     pub tool: Arc<dyn Tool>,
@@ -26,10 +26,10 @@ pub struct FieldError {
 impl RegisteredTool {
     /// Validate `args` against the schema, then deserialize them into the tool's typed
     /// arguments; every error names the JSON Pointer of the bad field ("" = the root).
-    pub fn validate(&self, args: &Value) -> Result<(), Vec<FieldError>> {
+    pub fn validate(&self, args: &CallArgs) -> Result<(), Vec<FieldError>> {
         let errors: Vec<FieldError> = self
             .validator
-            .iter_errors(args)
+            .iter_errors(args.raw())
             .map(|e| FieldError {
                 pointer: e.instance_path.to_string(),
                 message: e.to_string(),

@@ -4,9 +4,11 @@
 //! stalls the UI. Whether a tool mutates the project, and its effects (`super::effects`), are
 //! required declarations, not defaults.
 
+use std::any::Any;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use super::effects::{Domain, Effects, EgressRequest};
@@ -157,6 +159,61 @@ pub enum Staged {
     Held(HeldChange),
 }
 
+/// A call's arguments: the JSON the model (or the author) sent and, once a typed tool has
+/// read it, the typed value deserialized from it. The gate deserializes once and the egress
+/// check, targets, previews and the run share that value (clones share it too), so a call is
+/// not parsed again at each step. Edited arguments are a new `CallArgs`.
+#[derive(Clone)]
+pub struct CallArgs(Arc<ArgsInner>);
+
+struct ArgsInner {
+    raw: Value,
+    typed: OnceLock<Arc<dyn Any + Send + Sync>>,
+}
+
+impl CallArgs {
+    pub fn new(raw: Value) -> CallArgs {
+        CallArgs(Arc::new(ArgsInner {
+            raw,
+            typed: OnceLock::new(),
+        }))
+    }
+
+    /// The arguments as JSON.
+    pub fn raw(&self) -> &Value {
+        &self.0.raw
+    }
+
+    /// The arguments as `T`, deserialized on first use and kept; an error names the JSON
+    /// Pointer of the bad field.
+    pub fn typed<T>(&self) -> Result<Arc<T>, super::registry::FieldError>
+    where
+        T: DeserializeOwned + Send + Sync + 'static,
+    {
+        if let Some(kept) = self.0.typed.get() {
+            if let Ok(t) = kept.clone().downcast::<T>() {
+                return Ok(t);
+            }
+        }
+        let t: Arc<T> = Arc::new(super::typed::parse_args(&self.0.raw)?);
+        // Another thread may have set it meanwhile; both values came from the same JSON.
+        let _ = self.0.typed.set(t.clone());
+        Ok(t)
+    }
+}
+
+impl From<Value> for CallArgs {
+    fn from(raw: Value) -> CallArgs {
+        CallArgs::new(raw)
+    }
+}
+
+impl std::fmt::Debug for CallArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("CallArgs").field(&self.0.raw).finish()
+    }
+}
+
 pub trait Tool: Send + Sync {
     fn name(&self) -> &'static str;
     /// Group as in the seeds: files, collaboration, control, tasks, plot, world, …
@@ -167,7 +224,7 @@ pub trait Tool: Send + Sync {
     /// After the schema accepted `args`: deserialize them into the tool's typed arguments, so
     /// a call that cannot be parsed is refused at the gate with the pointer of the bad field.
     /// Typed tools (`super::typed`) implement it; the default accepts.
-    fn check_args(&self, _args: &Value) -> Result<(), super::registry::FieldError> {
+    fn check_args(&self, _args: &CallArgs) -> Result<(), super::registry::FieldError> {
         Ok(())
     }
     fn mutates(&self) -> Mutates;
@@ -178,7 +235,7 @@ pub trait Tool: Send + Sync {
     /// without touching the network. An error refuses the call before the author is asked
     /// (e.g. a URL that could never be fetched). An egress tool that names no request is
     /// asked about on every call and never covered by a host grant.
-    fn egress(&self, _ctx: &ToolCtx, _args: &Value) -> Result<Vec<EgressRequest>, ToolError> {
+    fn egress(&self, _ctx: &ToolCtx, _args: &CallArgs) -> Result<Vec<EgressRequest>, ToolError> {
         Ok(Vec::new())
     }
     /// Reads that may run concurrently with other parallel-safe calls of the same turn.
@@ -187,20 +244,20 @@ pub trait Tool: Send + Sync {
     }
     /// Targets a mutating call writes (project-relative paths, or a command for `bash`). Used
     /// for the plan-mode exemption and for "approve for this session" grants.
-    fn write_targets(&self, _ctx: &ToolCtx, _args: &Value) -> Vec<String> {
+    fn write_targets(&self, _ctx: &ToolCtx, _args: &CallArgs) -> Vec<String> {
         Vec::new()
     }
     /// Dry run: what the call will change, computed without changing anything.
-    fn preview(&self, _ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
+    fn preview(&self, _ctx: &ToolCtx, args: &CallArgs) -> Result<Preview, ToolError> {
         Ok(Preview {
             summary: format!("{} call", self.name()),
             body: PreviewBody::Text {
-                text: serde_json::to_string_pretty(args).unwrap_or_default(),
+                text: serde_json::to_string_pretty(args.raw()).unwrap_or_default(),
             },
             targets: Vec::new(),
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError>;
+    fn run(&self, ctx: &ToolCtx, args: &CallArgs) -> Result<ToolOutput, ToolError>;
     /// `run` for a mutating call decided on `approved`: the `write_targets` the policy (plan
     /// exemption, grants) and the author judged. File tools re-resolve every destination at
     /// commit time and fail as stale when one no longer resolves to an approved target (a
@@ -208,7 +265,7 @@ pub trait Tool: Send + Sync {
     fn run_approved(
         &self,
         ctx: &ToolCtx,
-        args: &Value,
+        args: &CallArgs,
         approved: Option<&[String]>,
     ) -> Result<ToolOutput, ToolError> {
         let _ = approved;
@@ -218,7 +275,7 @@ pub trait Tool: Send + Sync {
     /// it inside a transaction that is rolled back: they return `Some(stage(..))` with a record
     /// of the effect, and the engine applies or discards it after the policy and the author
     /// decide. `run` is then not used.
-    fn stage(&self, _ctx: &ToolCtx, _args: &Value) -> Option<Result<Staged, ToolError>> {
+    fn stage(&self, _ctx: &ToolCtx, _args: &CallArgs) -> Option<Result<Staged, ToolError>> {
         None
     }
     fn is_staging(&self) -> bool {

@@ -5,20 +5,22 @@
 //!
 //! Every `TypedTool` is a [`Tool`] through the blanket impl below: the registry validates the
 //! arguments against the generated schema, then deserializes them once at the gate
-//! ([`Tool::check_args`]); an error names the JSON Pointer of the bad field either way.
+//! ([`Tool::check_args`], kept in [`CallArgs`] for the later steps); an error names the JSON Pointer of the bad field either way.
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::registry::FieldError;
-use super::tool::{Effects, EgressRequest, Mutates, Staged, Tool, ToolCtx, ToolError, ToolOutput};
+use super::tool::{
+    CallArgs, Effects, EgressRequest, Mutates, Staged, Tool, ToolCtx, ToolError, ToolOutput,
+};
 use super::types::{Preview, PreviewBody};
 
 /// A tool declared with typed arguments. Implement this (not [`Tool`]) for a new tool.
 pub trait TypedTool: Send + Sync + 'static {
     /// The arguments; `deny_unknown_fields` unless the tool accepts extra keys.
-    type Args: DeserializeOwned + JsonSchema;
+    type Args: DeserializeOwned + JsonSchema + Send + Sync + 'static;
     const NAME: &'static str;
     /// Group as in the seeds: files, collaboration, control, tasks, plot, world, …
     const GROUP: &'static str;
@@ -79,8 +81,10 @@ pub fn parse_args<T: DeserializeOwned>(args: &Value) -> Result<T, FieldError> {
     })
 }
 
-fn parsed<T: TypedTool>(args: &Value) -> Result<T::Args, ToolError> {
-    parse_args::<T::Args>(args)
+/// The call's typed arguments, as the gate deserialized them (or now, for a call that did
+/// not pass the gate, e.g. in a test).
+fn parsed<T: TypedTool>(args: &CallArgs) -> Result<std::sync::Arc<T::Args>, ToolError> {
+    args.typed::<T::Args>()
         .map_err(|e| ToolError::failed(super::registry::describe_field_errors(T::NAME, &[e])))
 }
 
@@ -103,36 +107,36 @@ impl<T: TypedTool> Tool for T {
     fn effects(&self) -> Effects {
         T::EFFECTS
     }
-    fn check_args(&self, args: &Value) -> Result<(), FieldError> {
-        parse_args::<T::Args>(args).map(drop)
+    fn check_args(&self, args: &CallArgs) -> Result<(), FieldError> {
+        args.typed::<T::Args>().map(drop)
     }
-    fn egress(&self, ctx: &ToolCtx, args: &Value) -> Result<Vec<EgressRequest>, ToolError> {
-        TypedTool::egress(self, ctx, &parsed::<T>(args)?)
+    fn egress(&self, ctx: &ToolCtx, args: &CallArgs) -> Result<Vec<EgressRequest>, ToolError> {
+        TypedTool::egress(self, ctx, &*parsed::<T>(args)?)
     }
     fn parallel_safe(&self) -> bool {
         T::PARALLEL_SAFE
     }
-    fn write_targets(&self, ctx: &ToolCtx, args: &Value) -> Vec<String> {
+    fn write_targets(&self, ctx: &ToolCtx, args: &CallArgs) -> Vec<String> {
         match parsed::<T>(args) {
             Ok(a) => TypedTool::write_targets(self, ctx, &a),
             Err(_) => Vec::new(),
         }
     }
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
-        TypedTool::preview(self, ctx, &parsed::<T>(args)?, args)
+    fn preview(&self, ctx: &ToolCtx, args: &CallArgs) -> Result<Preview, ToolError> {
+        TypedTool::preview(self, ctx, &*parsed::<T>(args)?, args.raw())
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        TypedTool::run(self, ctx, &parsed::<T>(args)?)
+    fn run(&self, ctx: &ToolCtx, args: &CallArgs) -> Result<ToolOutput, ToolError> {
+        TypedTool::run(self, ctx, &*parsed::<T>(args)?)
     }
     fn run_approved(
         &self,
         ctx: &ToolCtx,
-        args: &Value,
+        args: &CallArgs,
         approved: Option<&[String]>,
     ) -> Result<ToolOutput, ToolError> {
-        TypedTool::run_approved(self, ctx, &parsed::<T>(args)?, approved)
+        TypedTool::run_approved(self, ctx, &*parsed::<T>(args)?, approved)
     }
-    fn stage(&self, ctx: &ToolCtx, args: &Value) -> Option<Result<Staged, ToolError>> {
+    fn stage(&self, ctx: &ToolCtx, args: &CallArgs) -> Option<Result<Staged, ToolError>> {
         match parsed::<T>(args) {
             Ok(a) => TypedTool::stage(self, ctx, &a),
             Err(e) => Some(Err(e)),

@@ -5,15 +5,31 @@
 //! delete per kind (thread and scene `archive`, promise `abandon`, decision `drop` with its
 //! note); delete is `delete_story_node`. Tool names stay here, beside the tools.
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use crate::engine::tool::{Mutates, Tool, ToolCtx, ToolError, ToolOutput};
+use crate::engine::tool::{Domain, Effects, Mutates, ToolCtx, ToolError, ToolOutput};
+use crate::engine::typed::TypedTool;
 use crate::engine::types::{Preview, PreviewBody};
 use crate::plot::ledger::NodeRef;
+use crate::plot::wire::PlotId;
 use crate::plot::{resolve_target, PlotDb};
 
-/// Kinds that can be deleted, as the `kind` argument names them.
-const KINDS: &[&str] = &["act", "chapter", "thread", "scene", "promise", "decision"];
+/// A Story-pane change that has no tool call (shown to the author as is).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoryCallError {
+    #[error(
+        "the story and its phases have no save tool; edit project.yaml or the phase's threads"
+    )]
+    NoSaveTool,
+    #[error("an edit is one JSON object of changed fields")]
+    NotAnObject,
+    #[error("only threads and scenes (archive), promises (abandon) and decisions (drop) have a soft delete; acts and chapters can only be deleted")]
+    NoSoftDelete,
+    #[error("only acts, chapters, threads, scenes, promises and decisions can be deleted; delete or move a phase's threads")]
+    NotDeletable,
+}
 
 /// A tool call the author's change becomes.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,7 +39,7 @@ pub struct StoryCall {
 }
 
 /// The `save_story_*` tool of a kind and the argument naming the record.
-fn save_tool(node: NodeRef) -> Result<(&'static str, &'static str, i64), String> {
+fn save_tool(node: NodeRef) -> Result<(&'static str, &'static str, i64), StoryCallError> {
     Ok(match node {
         NodeRef::Act(id) => ("save_story_act", "actId", id),
         NodeRef::Chapter(id) => ("save_story_chapter", "chapterId", id),
@@ -31,18 +47,15 @@ fn save_tool(node: NodeRef) -> Result<(&'static str, &'static str, i64), String>
         NodeRef::Scene(id) => ("save_story_scene", "sceneId", id),
         NodeRef::Promise(id) => ("save_story_promise", "promiseId", id),
         NodeRef::Decision(id) => ("save_story_decision", "decisionId", id),
-        NodeRef::Story | NodeRef::Phase(_) => return Err(
-            "the story and its phases have no save tool; edit project.yaml or the phase's threads"
-                .into(),
-        ),
+        NodeRef::Story | NodeRef::Phase(_) => return Err(StoryCallError::NoSaveTool),
     })
 }
 
 /// An edit: the record's `update` with the changed keys (`null` clears, absent keeps).
-pub fn update_call(node: NodeRef, changed: &Value) -> Result<StoryCall, String> {
+pub fn update_call(node: NodeRef, changed: &Value) -> Result<StoryCall, StoryCallError> {
     let (tool, key, id) = save_tool(node)?;
     let Value::Object(fields) = changed else {
-        return Err("an edit is one JSON object of changed fields".into());
+        return Err(StoryCallError::NotAnObject);
     };
     let mut args = Map::new();
     args.insert("action".into(), json!("update"));
@@ -56,12 +69,12 @@ pub fn update_call(node: NodeRef, changed: &Value) -> Result<StoryCall, String> 
 
 /// The soft delete of a kind: thread and scene `archive`, promise `abandon`, decision `drop`
 /// (the note says why; NeuroBook requires one).
-pub fn archive_call(node: NodeRef, note: Option<&str>) -> Result<StoryCall, String> {
+pub fn archive_call(node: NodeRef, note: Option<&str>) -> Result<StoryCall, StoryCallError> {
     let action = match node {
         NodeRef::Thread(_) | NodeRef::Scene(_) => "archive",
         NodeRef::Promise(_) => "abandon",
         NodeRef::Decision(_) => "drop",
-        _ => return Err("only threads and scenes (archive), promises (abandon) and decisions (drop) have a soft delete; acts and chapters can only be deleted".into()),
+        _ => return Err(StoryCallError::NoSoftDelete),
     };
     let (tool, key, id) = save_tool(node)?;
     let mut args = Map::new();
@@ -77,51 +90,65 @@ pub fn archive_call(node: NodeRef, note: Option<&str>) -> Result<StoryCall, Stri
 }
 
 /// The hard delete of a record with its cascade.
-pub fn delete_call(node: NodeRef) -> Result<StoryCall, String> {
-    let (kind, id) = kind_of(node)?;
+pub fn delete_call(node: NodeRef) -> Result<StoryCall, StoryCallError> {
+    let (kind, id) = Kind::of(node)?;
     Ok(StoryCall {
-        tool: "delete_story_node",
+        tool: DeleteStoryNode::NAME,
         args: json!({"kind": kind, "id": id}),
     })
 }
 
-fn kind_of(node: NodeRef) -> Result<(&'static str, i64), String> {
-    Ok(match node {
-        NodeRef::Act(id) => ("act", id),
-        NodeRef::Chapter(id) => ("chapter", id),
-        NodeRef::Thread(id) => ("thread", id),
-        NodeRef::Scene(id) => ("scene", id),
-        NodeRef::Promise(id) => ("promise", id),
-        NodeRef::Decision(id) => ("decision", id),
-        NodeRef::Story | NodeRef::Phase(_) => {
-            return Err("only acts, chapters, threads, scenes, promises and decisions can be deleted; delete or move a phase's threads".into())
-        }
-    })
+/// The kinds of record `delete_story_node` deletes, as its `kind` argument names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Act,
+    Chapter,
+    Thread,
+    Scene,
+    Promise,
+    Decision,
 }
 
-fn node_of(args: &Value) -> Result<NodeRef, ToolError> {
-    let kind = args.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let id = match args.get("id") {
-        Some(Value::Number(n)) => n.as_i64(),
-        Some(Value::String(s)) => s.parse::<i64>().ok(),
-        _ => None,
+impl Kind {
+    /// The kind and id of a deletable record.
+    fn of(node: NodeRef) -> Result<(Kind, i64), StoryCallError> {
+        Ok(match node {
+            NodeRef::Act(id) => (Kind::Act, id),
+            NodeRef::Chapter(id) => (Kind::Chapter, id),
+            NodeRef::Thread(id) => (Kind::Thread, id),
+            NodeRef::Scene(id) => (Kind::Scene, id),
+            NodeRef::Promise(id) => (Kind::Promise, id),
+            NodeRef::Decision(id) => (Kind::Decision, id),
+            NodeRef::Story | NodeRef::Phase(_) => return Err(StoryCallError::NotDeletable),
+        })
     }
-    .filter(|id| *id >= 1)
-    .ok_or_else(|| ToolError::failed("/id: a record id (a positive integer) is required"))?;
-    Ok(match kind {
-        "act" => NodeRef::Act(id),
-        "chapter" => NodeRef::Chapter(id),
-        "thread" => NodeRef::Thread(id),
-        "scene" => NodeRef::Scene(id),
-        "promise" => NodeRef::Promise(id),
-        "decision" => NodeRef::Decision(id),
-        other => {
-            return Err(ToolError::failed(format!(
-                "/kind: '{other}' is not one of {}",
-                KINDS.join(", ")
-            )))
+
+    fn node(self, id: i64) -> NodeRef {
+        match self {
+            Kind::Act => NodeRef::Act(id),
+            Kind::Chapter => NodeRef::Chapter(id),
+            Kind::Thread => NodeRef::Thread(id),
+            Kind::Scene => NodeRef::Scene(id),
+            Kind::Promise => NodeRef::Promise(id),
+            Kind::Decision => NodeRef::Decision(id),
         }
-    })
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteArgs {
+    /// What kind of record
+    kind: Kind,
+    /// The record's id
+    id: PlotId,
+}
+
+impl DeleteArgs {
+    fn node(&self) -> NodeRef {
+        self.kind.node(self.id.get())
+    }
 }
 
 fn plot_db(ctx: &ToolCtx) -> Result<PlotDb, ToolError> {
@@ -133,44 +160,27 @@ fn plot_db(ctx: &ToolCtx) -> Result<PlotDb, ToolError> {
 /// Hard delete of a story record and what cascades with it (author only).
 pub struct DeleteStoryNode;
 
-impl Tool for DeleteStoryNode {
-    fn name(&self) -> &'static str {
-        "delete_story_node"
-    }
-    fn group(&self) -> &'static str {
-        "plot"
-    }
-    fn description(&self) -> &'static str {
-        "Delete a story record for good, with its cascade: a thread takes its scenes, their beats and refs; a scene its beats and refs; a promise its beats; a chapter unplaces its scenes and clears promise deadlines; an act ungroups its chapters; decision anchors on it read as story; promises paid off only there reopen. The author only; agents archive, abandon or drop instead."
-    }
-    fn schema(&self) -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "kind": {"type": "string", "enum": KINDS, "description": "What kind of record"},
-                "id": {"type": ["string", "integer"], "pattern": "^[1-9][0-9]*$", "minimum": 1, "description": "The record's id"}
-            },
-            "required": ["kind", "id"],
-            "additionalProperties": false
-        })
-    }
-    fn mutates(&self) -> Mutates {
-        Mutates::Yes
-    }
-    fn effects(&self) -> crate::engine::tool::Effects {
-        use crate::engine::tool::{Domain::*, Effects};
-        Effects::touches(&[Plot]).author_only()
-    }
-    fn write_targets(&self, _ctx: &ToolCtx, args: &Value) -> Vec<String> {
-        node_of(args)
-            .map(|n| vec![format!("plot/delete {n:?}")])
-            .unwrap_or_default()
+impl TypedTool for DeleteStoryNode {
+    type Args = DeleteArgs;
+    const NAME: &'static str = "delete_story_node";
+    const GROUP: &'static str = "plot";
+    const DESCRIPTION: &'static str = "Delete a story record for good, with its cascade: a thread takes its scenes, their beats and refs; a scene its beats and refs; a promise its beats; a chapter unplaces its scenes and clears promise deadlines; an act ungroups its chapters; decision anchors on it read as story; promises paid off only there reopen. The author only; agents archive, abandon or drop instead.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: Effects = Effects::touches(&[Domain::Plot]).author_only();
+
+    fn write_targets(&self, _ctx: &ToolCtx, args: &DeleteArgs) -> Vec<String> {
+        vec![format!("plot/delete {:?}", args.node())]
     }
     /// The cascade summary (what goes, what is detached, which promises reopen), computed by
     /// the delete itself in a transaction that is rolled back; its targets fingerprint every
     /// record the delete touches.
-    fn preview(&self, ctx: &ToolCtx, args: &Value) -> Result<Preview, ToolError> {
-        let node = node_of(args)?;
+    fn preview(
+        &self,
+        ctx: &ToolCtx,
+        args: &DeleteArgs,
+        _raw: &Value,
+    ) -> Result<Preview, ToolError> {
+        let node = args.node();
         let out = plot_db(ctx)?
             .dry_run(|p| p.hard_delete(node))
             .map_err(|e| ToolError::failed(format!("{e} (nothing was changed)")))?;
@@ -187,8 +197,8 @@ impl Tool for DeleteStoryNode {
             targets: out.targets,
         })
     }
-    fn run(&self, ctx: &ToolCtx, args: &Value) -> Result<ToolOutput, ToolError> {
-        let node = node_of(args)?;
+    fn run(&self, ctx: &ToolCtx, args: &DeleteArgs) -> Result<ToolOutput, ToolError> {
+        let node = args.node();
         let out = plot_db(ctx)?
             .commit(|p| p.hard_delete(node))
             .map_err(|e| ToolError::failed(format!("{e} (nothing was changed)")))?;
@@ -238,10 +248,11 @@ mod tests {
             json!({"kind": "thread", "id": 4})
         );
         assert!(delete_call(NodeRef::Phase(1)).is_err());
-        assert_eq!(
-            node_of(&json!({"kind": "scene", "id": "7"})).unwrap(),
-            NodeRef::Scene(7)
-        );
-        assert!(node_of(&json!({"kind": "phase", "id": 1})).is_err());
+        let args: DeleteArgs =
+            crate::engine::typed::parse_args(&json!({"kind": "scene", "id": "7"})).unwrap();
+        assert_eq!(args.node(), NodeRef::Scene(7));
+        let bad =
+            crate::engine::typed::parse_args::<DeleteArgs>(&json!({"kind": "phase", "id": 1}));
+        assert_eq!(bad.unwrap_err().pointer, "/kind");
     }
 }

@@ -189,11 +189,15 @@ impl Executor {
                 tool,
                 args,
             } => {
-                let result = self.engine.validate_args(&tool, &args).and_then(|()| {
-                    self.engine
-                        .decide(&call_id, Decision::Edit { new_args: args })
-                        .map_err(|e| e.to_string())
-                });
+                let result = self
+                    .engine
+                    .validate_args(&tool, &args)
+                    .map_err(|e| e.to_string())
+                    .and_then(|()| {
+                        self.engine
+                            .decide(&call_id, Decision::Edit { new_args: args })
+                            .map_err(|e| e.to_string())
+                    });
                 self.send(Action::EditChecked { call_id, result });
             }
             Effect::SetMode { session_id, mode } => {

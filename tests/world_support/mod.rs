@@ -74,7 +74,7 @@ impl Fx {
         commit: bool,
     ) -> Result<(ToolOutput, bool), ToolError> {
         match ExecuteWorld
-            .stage(&self.ctx(profile), &json!({"code": code}))
+            .stage(&self.ctx(profile), &json!({"code": code}).into())
             .unwrap()?
         {
             Staged::Done(out) => Ok((out, false)),

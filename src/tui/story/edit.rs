@@ -47,7 +47,7 @@ impl StoryWrite {
     }
 
     /// The tool call this write is.
-    pub fn call(&self) -> Result<StoryCall, String> {
+    pub fn call(&self) -> Result<StoryCall, story_author::StoryCallError> {
         match self {
             StoryWrite::Update { node, args } => story_author::update_call(*node, args),
             StoryWrite::Archive { node, note } => {

@@ -222,7 +222,7 @@ fn failure(r: &CallResult) -> String {
 
 /// The engine's preview of a write, as lines for the confirmation dialog.
 fn prepare(engine: &Arc<Engine>, w: &StoryWrite) -> Result<Prepared, String> {
-    let call = w.call()?;
+    let call = w.call().map_err(|e| e.to_string())?;
     let preview =
         block_on(engine.author_preview(call.tool, &call.args))?.map_err(|r| failure(&r))?;
     Ok(Prepared {
@@ -234,7 +234,7 @@ fn prepare(engine: &Arc<Engine>, w: &StoryWrite) -> Result<Prepared, String> {
 /// Make the write as the author: previewed (its record changes are what the status bar
 /// counts), then called on that preview, so a change made meanwhile makes it stale.
 fn write(engine: &Arc<Engine>, w: &StoryWrite, seen: Option<Preview>) -> Result<Written, String> {
-    let call = w.call()?;
+    let call = w.call().map_err(|e| e.to_string())?;
     let preview = match seen {
         Some(p) => p,
         None => block_on(engine.author_preview(call.tool, &call.args))?.map_err(|r| failure(&r))?,
