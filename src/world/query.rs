@@ -85,6 +85,12 @@ impl WorldView {
         WorldStore::new(&self.conn, &self.world)
     }
 
+    /// Whether formatting and parsing run the project's calendar script (a custom calendar):
+    /// the UI task then leaves them to jobs, since a script may take its whole time limit.
+    pub fn calendar_runs_script(&self) -> bool {
+        matches!(*self.world.calendar, super::Calendar::Custom(_))
+    }
+
     /// Format an instant in the project calendar.
     pub fn format_time(&self, t: i64) -> String {
         self.world.calendar.format_lossy(t)

@@ -1,7 +1,9 @@
 //! The World pane's blocking work, run by the runtime on the blocking pool and returned as
 //! ticketed actions: the load (counts, bounds, types and the UI task's read-only reader), a
 //! type's subjects, slice counts per bucket, the slices around the cursor, a subject's track
-//! and every subject's issues at the cursor, and a subject's state at an instant. Plain
+//! and every subject's issues at the cursor, a subject's state at an instant, and — for a
+//! script calendar — the labels of the cursor and the strip's ends and the jump prompt's
+//! reading of a typed time. Plain
 //! functions over the engine's read model (the pane never opens the database itself) so tests
 //! and benches call them directly; the reader is the read model's own read-only view.
 
@@ -35,6 +37,10 @@ pub enum WorldJob {
         id: String,
         at: i64,
     },
+    /// Labels of instants in a script calendar (the UI task never runs the script).
+    Labels(Vec<i64>),
+    /// The jump prompt's text read in a script calendar.
+    Parse(String),
 }
 
 #[derive(Debug)]
@@ -50,6 +56,9 @@ pub enum WorldJobResult {
         at: i64,
         value: Result<Option<SubjectState>, String>,
     },
+    Labels(Result<Vec<(i64, String)>, String>),
+    /// The instant read, with its label.
+    Parsed(Result<(i64, String), String>),
 }
 
 fn msg(e: WorldError) -> String {
@@ -86,6 +95,13 @@ pub fn run(read: &ReadModel, job: WorldJob) -> WorldJobResult {
             let value = with_view(read, |v| v.state_at(&id, at));
             WorldJobResult::State { id, at, value }
         }
+        WorldJob::Labels(instants) => WorldJobResult::Labels(with_view(read, |v| {
+            Ok(instants.iter().map(|t| (*t, v.format_time(*t))).collect())
+        })),
+        WorldJob::Parse(text) => WorldJobResult::Parsed(with_view(read, |v| {
+            let t = v.parse_time(&text)?;
+            Ok((t, v.format_time(t)))
+        })),
     }
 }
 

@@ -6,7 +6,8 @@
 //! Every query runs off the UI task ([`jobs`]): the load, subject lists, bucket counts, the
 //! slices around the cursor, tracks, the issue scan and the selected subject's states (at the
 //! cursor and at A), each result tagged by its ticket so a stale one is dropped; the UI task
-//! keeps only the calendar (a [`WorldReader`]) for cursor steps and labels. Each [`Slot`] keeps the last answer and
+//! keeps only the calendar (a [`WorldReader`]) for cursor steps and labels, and leaves a
+//! script calendar's labels and readings to jobs too ([`Labels`]). Each [`Slot`] keeps the last answer and
 //! at most one job in flight, and `sync` asks for what the current cursor, zoom, filter and
 //! tab need once the job in flight is back (so fast scrubbing never piles up work).
 
@@ -262,6 +263,43 @@ pub struct WorldState {
     pub state_job: Option<(Ticket, (String, i64))>,
     pub mark_job: Option<(Ticket, (String, i64))>,
     pub detail_scroll: usize,
+    /// Labels a script calendar gave by job, and the labels job in flight.
+    pub labels: Labels,
+    /// The jump prompt's text being read by a job (script calendars), by ticket.
+    pub jump_parse: Option<Ticket>,
+}
+
+/// What a label shows until a script calendar's job has formatted the instant.
+pub const LABEL_PENDING: &str = "…";
+
+/// Instants formatted by a script calendar's jobs. Built-in calendars format on the UI task
+/// (plain arithmetic); a custom calendar's script may run for its whole time limit, so its
+/// labels are asked for by job and drawn as [`LABEL_PENDING`] until they arrive.
+#[derive(Debug, Default)]
+pub struct Labels {
+    known: std::collections::HashMap<i64, String>,
+    pub in_flight: Option<Ticket>,
+}
+
+impl Labels {
+    /// Most labels kept; the cache starts over past it (scrubbing a long timeline).
+    const KEEP: usize = 512;
+
+    pub fn get(&self, t: i64) -> Option<&String> {
+        self.known.get(&t)
+    }
+
+    pub fn insert(&mut self, labels: impl IntoIterator<Item = (i64, String)>) {
+        if self.known.len() > Self::KEEP {
+            self.known.clear();
+        }
+        self.known.extend(labels);
+    }
+
+    pub fn clear(&mut self) {
+        self.known.clear();
+        self.in_flight = None;
+    }
 }
 
 impl Default for WorldState {
@@ -293,6 +331,8 @@ impl Default for WorldState {
             state_job: None,
             mark_job: None,
             detail_scroll: 0,
+            labels: Labels::default(),
+            jump_parse: None,
         }
     }
 }

@@ -7,6 +7,7 @@ use tui_textarea::TextArea;
 use crate::tui::action::{Command, Effect};
 use crate::tui::app::AppState;
 use crate::tui::input::{single_line, text_of, Overlay};
+use crate::tui::world::jobs::WorldJob;
 
 pub enum WorldOverlay {
     Jump {
@@ -64,32 +65,56 @@ impl AppState {
                     ));
                     return Vec::new();
                 }
+                if self.world.jump_parse.is_some() {
+                    // The last text is still being read; Enter again changes nothing.
+                    return Vec::new();
+                }
                 let parsed = match &self.world.reader {
+                    // A script calendar reads the text in a job; the prompt says so meanwhile.
+                    Some(r) if r.0.calendar_runs_script() => {
+                        let ticket = self.ticket();
+                        self.world.jump_parse = Some(ticket);
+                        return vec![Effect::WorldJob {
+                            ticket,
+                            job: WorldJob::Parse(text),
+                        }];
+                    }
                     Some(r) => r.0.parse_time(&text).map_err(|e| e.to_string()),
                     None => Err("The world is not loaded yet.".to_string()),
                 };
-                match parsed {
-                    Ok(t) => {
-                        self.overlay = None;
-                        self.world_move_cursor(t);
-                        let label = self.world.cursor_label.clone();
-                        self.info(format!("Cursor at {label}"));
-                        self.world_sync()
-                    }
-                    Err(e) => {
-                        if let Some(Overlay::World(o)) = &mut self.overlay {
-                            let WorldOverlay::Jump { error, .. } = o.as_mut();
-                            *error = Some(e);
-                        }
-                        Vec::new()
-                    }
-                }
+                self.world_jump_read(parsed)
             }
             Command::Cancel => {
                 self.overlay = None;
+                self.world.jump_parse = None;
                 Vec::new()
             }
             _ => Vec::new(),
+        }
+    }
+
+    /// The prompt's text read as a time: jump there and close, or keep the prompt open with
+    /// the calendar's message.
+    pub(crate) fn world_jump_read(&mut self, parsed: Result<i64, String>) -> Vec<Effect> {
+        if !matches!(self.overlay, Some(Overlay::World(_))) {
+            // Cancelled while a job read the text.
+            return Vec::new();
+        }
+        match parsed {
+            Ok(t) => {
+                self.overlay = None;
+                self.world_move_cursor(t);
+                let label = self.world.cursor_label.clone();
+                self.info(format!("Cursor at {label}"));
+                self.world_sync()
+            }
+            Err(e) => {
+                if let Some(Overlay::World(o)) = &mut self.overlay {
+                    let WorldOverlay::Jump { error, .. } = o.as_mut();
+                    *error = Some(e);
+                }
+                Vec::new()
+            }
         }
     }
 

@@ -12,7 +12,7 @@ use crate::tui::world::jobs::{WorldJob, WorldJobResult};
 use crate::tui::world::view::{self, detail as world_detail};
 use crate::tui::world::{
     zoom_for_span, zoom_in, zoom_label, zoom_out, Computed, DensityKey, Window, WorldLoad,
-    WorldState, WorldTab, AROUND, NEED,
+    WorldState, WorldTab, AROUND, LABEL_PENDING, NEED,
 };
 use crate::world::pointer;
 use crate::world::query::AttrDiff;
@@ -67,6 +67,9 @@ impl WorldState {
             }
             _ => {}
         }
+        if let Some(job) = self.labels_wanted() {
+            out.push(job);
+        }
         let (key, mkey) = self.state_keys();
         let held = |c: &Option<Computed<(String, i64), Option<SubjectState>>>,
                     k: &(String, i64)| {
@@ -93,6 +96,8 @@ impl WorldState {
             WorldJob::Slices { at, .. } => self.slices.launched(t, *at),
             WorldJob::Track(id) => self.track.launched(t, id.clone()),
             WorldJob::Issues(at) => self.issues.launched(t, *at),
+            WorldJob::Labels(_) => self.labels.in_flight = Some(t),
+            WorldJob::Parse(_) => self.jump_parse = Some(t),
             WorldJob::State { id, at } => {
                 let key = (id.clone(), *at);
                 let for_cursor = self.state_keys().0.as_ref() == Some(&key)
@@ -107,10 +112,58 @@ impl WorldState {
         }
     }
 
-    fn format(&self, t: i64) -> String {
+    /// An instant's label: formatted here for a built-in calendar, from the labels jobs
+    /// brought for a script calendar ([`LABEL_PENDING`] until one has).
+    pub(crate) fn format(&self, t: i64) -> String {
         match &self.reader {
-            Some(r) => r.0.format_time(t),
+            Some(r) if !r.0.calendar_runs_script() => r.0.format_time(t),
+            Some(_) => self
+                .labels
+                .get(t)
+                .cloned()
+                .unwrap_or_else(|| LABEL_PENDING.to_string()),
             None => t.to_string(),
+        }
+    }
+
+    /// The labels job a script calendar needs: the cursor, mark A and the strip's ends that
+    /// no job has formatted yet (none while one is in flight).
+    fn labels_wanted(&self) -> Option<WorldJob> {
+        let script = self
+            .reader
+            .as_ref()
+            .is_some_and(|r| r.0.calendar_runs_script());
+        if !script || self.labels.in_flight.is_some() {
+            return None;
+        }
+        let mut want = vec![self.cursor];
+        want.extend(self.mark.as_ref().map(|(a, _)| *a));
+        if let (Some(first), Some(last)) = (self.window.starts.first(), self.window_last()) {
+            want.extend([*first, last]);
+        }
+        want.retain(|t| self.labels.get(*t).is_none());
+        want.sort_unstable();
+        want.dedup();
+        (!want.is_empty()).then_some(WorldJob::Labels(want))
+    }
+
+    /// The start of the strip's last bucket (its right-hand label).
+    fn window_last(&self) -> Option<i64> {
+        let n = self.window.key?.buckets;
+        self.window.starts.get(n.saturating_sub(1)).copied()
+    }
+
+    /// Labels arrived: redraw every label drawn from them.
+    fn relabel(&mut self) {
+        self.cursor_label = self.format(self.cursor);
+        if let Some((a, _)) = self.mark {
+            self.mark = Some((a, self.format(a)));
+        }
+        if let Some(first) = self.window.starts.first().copied() {
+            self.window.first_label = self.format(first);
+        }
+        if let Some(last) = self.window_last() {
+            self.window.last_label = self.format(last);
         }
     }
 
@@ -172,10 +225,14 @@ impl WorldState {
                 zoom: z,
                 buckets: n,
             }),
-            first_label: v.format_time(start),
-            last_label: v.format_time(starts[n.saturating_sub(1)]),
+            first_label: String::new(),
+            last_label: String::new(),
             starts,
         };
+        self.window.first_label = self.format(start);
+        self.window.last_label = self
+            .window_last()
+            .map_or_else(String::new, |t| self.format(t));
     }
 
     /// The (subject, instant) states the screen needs: at the cursor, and at A on the Diff tab.
@@ -268,6 +325,8 @@ impl WorldState {
         self.meta = Some(load.meta);
         self.error = None;
         self.invalidate_all();
+        // The calendar may have changed with the reload.
+        self.labels.clear();
         self.cursor_label = self.format(self.cursor);
         if let Some((a, _)) = self.mark {
             self.mark = Some((a, self.format(a)));
@@ -375,6 +434,30 @@ impl AppState {
                 if !w.state_arrived(ticket, (id, at), value) {
                     return Vec::new();
                 }
+            }
+            WorldJobResult::Labels(r) => {
+                if w.labels.in_flight != Some(ticket) {
+                    return Vec::new();
+                }
+                w.labels.in_flight = None;
+                match r {
+                    Ok(labels) => w.labels.insert(labels),
+                    // The database went away meanwhile: the labels stay pending until the
+                    // next load, rather than asking again on every frame.
+                    Err(e) => w.error = Some(e),
+                }
+                w.relabel();
+            }
+            WorldJobResult::Parsed(r) => {
+                if w.jump_parse != Some(ticket) {
+                    return Vec::new();
+                }
+                w.jump_parse = None;
+                let r = r.map(|(t, label)| {
+                    w.labels.insert([(t, label)]);
+                    t
+                });
+                return self.world_jump_read(r);
             }
         }
         self.world_sync()

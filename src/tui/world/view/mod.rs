@@ -464,7 +464,12 @@ pub fn draw_overlay(app: &AppState, o: &WorldOverlay, area: Rect, buf: &mut Buff
                 inside,
                 0,
                 &Line::from(Span::styled(
-                    "Move the cursor to (project calendar):",
+                    if app.world.jump_parse.is_some() {
+                        // A script calendar reads the text in a job.
+                        "Reading the time with the project's calendar script…"
+                    } else {
+                        "Move the cursor to (project calendar):"
+                    },
                     t.dim,
                 )),
             );
