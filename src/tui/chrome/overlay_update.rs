@@ -10,6 +10,7 @@ use crate::tui::app::AppState;
 use crate::tui::chrome::overlays;
 use crate::tui::files::finder::{fuzzy_match, FinderMatch, FINDER_LIMIT};
 use crate::tui::input::{single_line, text_of, Overlay};
+use crate::tui::widgets::select::step;
 
 /// Commands that only mean something inside an overlay; the palette leaves them out.
 pub fn palette_commands() -> impl Iterator<Item = Command> {
@@ -44,16 +45,6 @@ fn palette_matches(cmds: &[Command], query: &str) -> Vec<(Command, FinderMatch)>
             Some((cmds[i], m))
         })
         .collect()
-}
-
-fn step(selected: &mut usize, len: usize, down: bool) {
-    if len == 0 {
-        *selected = 0;
-    } else if down {
-        *selected = (*selected + 1).min(len - 1);
-    } else {
-        *selected = selected.saturating_sub(1);
-    }
 }
 
 impl AppState {

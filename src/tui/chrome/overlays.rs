@@ -16,7 +16,7 @@ use crate::tui::commands::key_of;
 use crate::tui::input::Overlay;
 use crate::tui::keymap::Context;
 use crate::tui::widgets::wrap::Row;
-use crate::tui::widgets::wrap::{draw_top_down, wrap_line};
+use crate::tui::widgets::wrap::{draw_top_down, pad_width, wrap_line};
 
 pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
     let Some(o) = &app.overlay else { return };
@@ -377,15 +377,13 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
             0,
         ));
         for e in entries {
-            let keys = e.keys.join(", ");
+            // Padded by display columns, so a wide key (a CJK binding) keeps the column.
+            let keys = format!("  {}", pad_width(&e.keys.join(", "), 22));
             let line = if e.available {
-                Line::from(vec![
-                    Span::styled(format!("  {keys:<22}"), t.key_hint),
-                    Span::raw(e.desc),
-                ])
+                Line::from(vec![Span::styled(keys, t.key_hint), Span::raw(e.desc)])
             } else {
                 Line::from(vec![
-                    Span::styled(format!("  {keys:<22}"), t.dim),
+                    Span::styled(keys, t.dim),
                     Span::styled(format!("{} (not now)", e.desc), t.dim),
                 ])
             };

@@ -12,6 +12,7 @@ use crate::tui::app::AppState;
 use crate::tui::input::{editor, single_line, text_of, Overlay};
 use crate::tui::story::edit::{self, EditForm, StoryWrite};
 use crate::tui::story::jobs::{SearchHit, StoryJob};
+use crate::tui::widgets::select::step;
 
 pub enum StoryOverlay {
     Search {
@@ -103,16 +104,6 @@ impl StoryOverlay {
             label: edit::node_label(node),
             input: single_line("why it was dropped (required unless it has a note)"),
         }
-    }
-}
-
-fn step(selected: &mut usize, len: usize, down: bool) {
-    if len == 0 {
-        *selected = 0;
-    } else if down {
-        *selected = (*selected + 1).min(len - 1);
-    } else {
-        *selected = selected.saturating_sub(1);
     }
 }
 

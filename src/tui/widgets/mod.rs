@@ -1,8 +1,9 @@
 //! Widgets more than one pane draws with: wrapping styled lines to a width, the Markdown-ish
 //! preview document, the unified diff, and the two forms (answering a question, starting a
-//! session). They know nothing of which pane uses them.
+//! session), and the selection step of overlay lists. They know nothing of which pane uses them.
 
 pub mod diff;
 pub mod forms;
 pub mod markdown;
+pub mod select;
 pub mod wrap;

@@ -220,9 +220,24 @@ pub fn fit_width(s: &str, max: usize, at: Cut) -> String {
     }
 }
 
+/// `s` padded with spaces to at least `cols` display columns (wide characters count two), so
+/// columns after it line up whatever script a key or label is written in.
+pub fn pad_width(s: &str, cols: usize) -> String {
+    let mut out = s.to_string();
+    out.extend(std::iter::repeat_n(' ', cols.saturating_sub(s.width())));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pads_by_display_columns() {
+        assert_eq!(pad_width("ab", 4), "ab  ");
+        assert_eq!(pad_width("漢", 4), "漢  ");
+        assert_eq!(pad_width("toolong", 3), "toolong");
+    }
 
     #[test]
     fn wraps_at_words_with_indent() {

@@ -145,40 +145,26 @@ fn line_for(app: &AppState, node: RowNode, depth: u8, width: usize) -> Line<'sta
     let plain = |text: String, style: Style| {
         Line::from(vec![indent.clone(), Span::styled(fit(&text, width), style)])
     };
+    // An act or phase (or the group of what has none): its fold icon, title and count.
+    let heading = |title: &str, tail: String| {
+        let lead = vec![indent.clone(), Span::styled(fold_icon(app, node), t.dim)];
+        row_line(width, lead, title, t.heading2, tail, None, t.dim)
+    };
     match node {
         RowNode::Act(id) => {
-            let (title, n) = match d.act(id) {
-                Some(a) => (
-                    a.title.clone(),
-                    d.overview
-                        .acts
-                        .iter()
-                        .find(|(x, _)| x.id == id)
-                        .map(|(_, c)| c.len())
-                        .unwrap_or(0),
-                ),
-                None => (format!("act #{id}"), 0),
-            };
-            let lead = vec![indent, Span::styled(fold_icon(app, node), t.dim)];
-            row_line(
-                width,
-                lead,
-                &title,
-                t.heading2,
-                format!(" ({n} ch)"),
-                None,
-                t.dim,
-            )
+            let n = d
+                .overview
+                .acts
+                .iter()
+                .find(|(x, _)| x.id == id)
+                .map_or(0, |(_, c)| c.len());
+            let title = d
+                .act(id)
+                .map_or_else(|| format!("act #{id}"), |a| a.title.clone());
+            heading(&title, format!(" ({n} ch)"))
         }
-        RowNode::NoAct | RowNode::NoPhase => {
-            let text = if node == RowNode::NoAct {
-                "Chapters without an act"
-            } else {
-                "Threads without a phase"
-            };
-            let lead = vec![indent, Span::styled(fold_icon(app, node), t.dim)];
-            row_line(width, lead, text, t.heading2, String::new(), None, t.dim)
-        }
+        RowNode::NoAct => heading("Chapters without an act", String::new()),
+        RowNode::NoPhase => heading("Threads without a phase", String::new()),
         RowNode::Chapter(id) => {
             let Some(c) = d.chapter(id) else {
                 return plain(format!("chapter #{id}"), t.dim);
@@ -195,27 +181,18 @@ fn line_for(app: &AppState, node: RowNode, depth: u8, width: usize) -> Line<'sta
             )
         }
         RowNode::Phase(id) => {
-            let (title, n) = match d.phase(id) {
-                Some(p) => (
-                    p.title.clone(),
-                    d.overview
-                        .phases
-                        .iter()
-                        .find(|(x, _)| x.id == id)
-                        .map(|(_, th)| th.len())
-                        .unwrap_or(0),
-                ),
-                None => (format!("phase #{id}"), 0),
-            };
-            let lead = vec![indent, Span::styled(fold_icon(app, node), t.dim)];
-            row_line(
-                width,
-                lead,
+            let n = d
+                .overview
+                .phases
+                .iter()
+                .find(|(x, _)| x.id == id)
+                .map_or(0, |(_, th)| th.len());
+            let title = d
+                .phase(id)
+                .map_or_else(|| format!("phase #{id}"), |p| p.title.clone());
+            heading(
                 &title,
-                t.heading2,
                 format!(" ({n} thread{})", if n == 1 { "" } else { "s" }),
-                None,
-                t.dim,
             )
         }
         RowNode::Thread(id) => {
