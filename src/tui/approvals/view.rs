@@ -13,7 +13,7 @@ use crate::engine::{ChangeKind, FileChange, PendingCall, PreviewBody};
 use crate::tui::app::AppState;
 use crate::tui::approvals::commands::call_commands;
 use crate::tui::approvals::{age, cut, Waiting};
-use crate::tui::chrome::{put_line, sel_style};
+use crate::tui::chrome::{put_line, sel_style, select_line};
 use crate::tui::commands::key_of;
 use crate::tui::files::tree::window_offset;
 use crate::tui::theme::Theme;
@@ -309,7 +309,7 @@ pub fn draw_approvals(app: &AppState, area: Rect, buf: &mut Buffer, focused: boo
             ]),
         };
         if off + i == a.selected {
-            line = line.style(sel_style(app, focused));
+            line = select_line(line, sel_style(app, focused));
             buf.set_style(
                 Rect::new(area.x, area.y + i as u16, area.width, 1),
                 sel_style(app, focused),

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::tui::app::AppState;
-use crate::tui::chrome::{put_line, sel_style, thousands};
+use crate::tui::chrome::{put_line, sel_style, select_line, thousands};
 use crate::tui::files::tree::window_offset;
 use crate::tui::widgets::markdown::styled_line;
 use crate::tui::widgets::wrap::draw_top_down;
@@ -58,7 +58,7 @@ pub fn draw_files(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
         }
         let mut line = Line::from(spans);
         if off + i == tree.selected {
-            line = line.style(sel_style(app, focused));
+            line = select_line(line, sel_style(app, focused));
             buf.set_style(
                 Rect::new(area.x, area.y + i as u16, area.width, 1),
                 sel_style(app, focused),

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 
 use crate::engine::SessionState;
 use crate::tui::app::AppState;
-use crate::tui::chrome::{put_line, sel_style, thousands};
+use crate::tui::chrome::{put_line, sel_style, select_line, thousands};
 use crate::tui::files::tree::window_offset;
 use crate::tui::sessions::SessionsView;
 
@@ -137,7 +137,7 @@ pub fn draw_sessions(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool
         )));
         let mut line = Line::from(spans);
         if off + i == s.selected {
-            line = line.style(sel_style(app, focused));
+            line = select_line(line, sel_style(app, focused));
             buf.set_style(
                 Rect::new(area.x, area.y + i as u16, area.width, 1),
                 sel_style(app, focused),
