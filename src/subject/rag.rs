@@ -84,7 +84,7 @@ pub fn chunks(source: Source, text: &str, display: &str) -> Result<Vec<Chunk>, S
     let mut out = Vec::new();
     match source {
         Source::Events => {
-            for ev in events::parse(text, display).map_err(SubjectError::Content)? {
+            for ev in events::parse(text, display)? {
                 for piece in split_chars(&ev.text, MAX_CHUNK_CHARS) {
                     out.push(Chunk {
                         line: ev.line,
@@ -98,7 +98,7 @@ pub fn chunks(source: Source, text: &str, display: &str) -> Result<Vec<Chunk>, S
             }
         }
         Source::Memory => {
-            let items = memory::parse(text, display).map_err(SubjectError::Content)?;
+            let items = memory::parse(text, display)?;
             // Line numbers of the non-blank lines, in order (parse skips blank lines).
             let lines: Vec<usize> = text
                 .lines()

@@ -28,10 +28,12 @@ pub struct ConfiguredEmbedder {
 }
 
 impl ConfiguredEmbedder {
-    /// The configured service, or a message saying what to configure (no keyword fallback).
-    pub fn from_config(config: &crate::config::Config) -> Result<ConfiguredEmbedder, String> {
-        let cfg = crate::net::embed::EmbedConfig::from_config(config, "subject_rag_search")
-            .map_err(|e| e.to_string())?;
+    /// The configured service, or why there is none, saying what to configure (no keyword
+    /// fallback).
+    pub fn from_config(
+        config: &crate::config::Config,
+    ) -> Result<ConfiguredEmbedder, crate::net::embed::EmbedError> {
+        let cfg = crate::net::embed::EmbedConfig::from_config(config, "subject_rag_search")?;
         let provider = config
             .embedding
             .as_ref()
