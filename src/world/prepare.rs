@@ -306,7 +306,7 @@ impl WorldStore<'_> {
                     "a subject id must be non-empty text without surrounding spaces".into(),
                 ));
             }
-            pointer::parse(&p.path).map_err(at)?;
+            pointer::parse(&p.path).map_err(|e| at(e.to_string()))?;
             if subjects.iter().any(|s| s.id == p.subject_id) {
                 continue;
             }

@@ -183,9 +183,14 @@ pub enum SchemaError {
         #[source]
         source: std::io::Error,
     },
-    /// The text is not TOML (the parser's message, with the line).
-    #[error("{}", .0.message())]
-    Toml(#[source] toml::de::Error),
+    /// The text is not TOML: the parser's message, after the line it stopped at (when the
+    /// parser says where).
+    #[error("{}{}", line.map(|l| format!("line {l}: ")).unwrap_or_default(), .source.message())]
+    Toml {
+        line: Option<usize>,
+        #[source]
+        source: toml::de::Error,
+    },
     #[error("unknown top-level key `{0}` (expected [types.<name>])")]
     UnknownTopLevel(String),
     /// `at` (a key path such as `types.hero.attributes`) is not a table.
@@ -254,7 +259,12 @@ impl Schema {
 
     /// Parse schema text; the error names the type or attribute that is wrong.
     pub fn parse(text: &str) -> Result<Schema, SchemaError> {
-        let root: toml::Table = toml::from_str(text).map_err(SchemaError::Toml)?;
+        let root: toml::Table = toml::from_str(text).map_err(|source| SchemaError::Toml {
+            line: source
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+            source,
+        })?;
         let mut types = BTreeMap::new();
         for (key, v) in &root {
             if key != "types" {

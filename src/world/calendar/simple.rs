@@ -402,5 +402,20 @@ pub(crate) mod tests {
         .unwrap_err()
         .to_string()
         .contains("largest unit"));
+        // The unit at fault is a field: the loader's message and a caller both name it.
+        assert_eq!(
+            Simple::new(
+                "B",
+                "",
+                "second",
+                "{hour}",
+                &[d("minute", "second"), d("hour", "minute"), d("x", "moon")]
+            )
+            .unwrap_err(),
+            DefinitionError::OffChain {
+                unit: "x".into(),
+                base: "second".into()
+            }
+        );
     }
 }
