@@ -141,6 +141,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("line 3 of s/events.jsonl"), "{e}");
+        assert!(matches!(
+            parse("{\"text\":\"a\"}\n{\"text\":\"b\",\"time\":3}\n", "f"),
+            Err(EventError::BadLine { line: 2, .. })
+        ));
         let e = parse("{\"text\":\"\"}\n", "f").unwrap_err().to_string();
         assert!(e.contains("line 1") && e.contains("text"), "{e}");
     }

@@ -155,6 +155,15 @@ mod tests {
         assert!(e.contains("line 1") && e.contains("view"), "{e}");
         let e = parse("[1]\n", "m").unwrap_err().to_string();
         assert!(e.contains("not a JSON object"), "{e}");
+        // The file and line are fields, not only text, for callers that point at them.
+        let e = parse(
+            "{\"topic\":\"a\",\"view\":\"x\"}\n\nnot json\n",
+            "s/memory.jsonl",
+        );
+        assert!(
+            matches!(&e, Err(MemoryError::BadLine { file, line: 3, problem: LineProblem::NotJson(_) }) if file == "s/memory.jsonl"),
+            "{e:?}"
+        );
     }
 
     #[test]

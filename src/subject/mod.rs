@@ -122,9 +122,15 @@ pub enum SubjectError {
         stored: String,
         now: String,
     },
-    /// The embedding service failed or answered wrongly (its message).
-    #[error("{0}")]
-    Embedding(String),
+    #[error("the embedding service returned vectors of different lengths in one answer")]
+    MixedLengths,
+    #[error("the embedding service returned {got} vectors for {sent} texts")]
+    VectorCount { got: usize, sent: usize },
+    #[error("the embedding service returned no vector for the query")]
+    NoQueryVector,
+    /// The embedding service is not configured, failed, or answered wrongly (names its URL).
+    #[error(transparent)]
+    Service(#[from] crate::net::embed::EmbedError),
 }
 
 /// A subject folder that passed path authorization.

@@ -17,7 +17,7 @@ use super::Source;
 pub trait Embedder {
     fn provider(&self) -> &str;
     fn model(&self) -> &str;
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::net::embed::EmbedError>;
 }
 
 /// The embedding service of the config (`[embedding]` + `[providers.X]`).
@@ -54,10 +54,8 @@ impl Embedder for ConfiguredEmbedder {
     fn model(&self) -> &str {
         &self.cfg.model
     }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        self.cfg
-            .embed(texts, self.timeout)
-            .map_err(|e| e.to_string())
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::net::embed::EmbedError> {
+        self.cfg.embed(texts, self.timeout)
     }
 }
 
