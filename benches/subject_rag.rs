@@ -142,7 +142,7 @@ impl Embedder for Pool {
     fn model(&self) -> &str {
         self.inner.model()
     }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, nbook::net::embed::EmbedError> {
         let mut pool = self.vectors.lock().unwrap_or_else(|e| e.into_inner());
         if pool.len() < POOL {
             let fresh = self.inner.embed(texts)?;
@@ -174,7 +174,7 @@ impl Embedder for Fixed {
     fn model(&self) -> &str {
         self.inner.model()
     }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, nbook::net::embed::EmbedError> {
         Ok(texts.iter().map(|_| self.vector.clone()).collect())
     }
 }

@@ -143,16 +143,23 @@ pub fn escape_json(json: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A name that holds a control or text-direction character; `name` is shown escaped and
+/// `char` described (code point and Unicode name).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the name '{name}' contains {char}, a control or text-direction character that would make it display as something else; choose a name without it")]
+pub struct UnsafeName {
+    pub name: String,
+    pub char: String,
+}
+
 /// Refuse a path segment an agent wants to create when it holds an unsafe character:
 /// the error names the character and says what to do instead.
-pub fn check_new_name(name: &str) -> Result<(), String> {
+pub fn check_new_name(name: &str) -> Result<(), UnsafeName> {
     match first_unsafe_char(name) {
-        Some(c) => Err(format!(
-            "the name '{}' contains {}, a control or text-direction character that would \
-             make it display as something else; choose a name without it",
-            escape_for_terminal(name),
-            describe_char(c)
-        )),
+        Some(c) => Err(UnsafeName {
+            name: escape_for_terminal(name).into_owned(),
+            char: describe_char(c),
+        }),
         None => Ok(()),
     }
 }
@@ -203,11 +210,14 @@ mod tests {
     #[test]
     fn new_names_name_the_refused_character() {
         assert!(check_new_name("chapter-1.md").is_ok());
-        let e = check_new_name("evil\u{202e}dm.exe").unwrap_err();
+        let e = check_new_name("evil\u{202e}dm.exe")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("U+202E (RIGHT-TO-LEFT OVERRIDE)"), "{e}");
         assert!(e.contains("evil\\u{202e}dm.exe"), "{e}");
         assert!(check_new_name("bell\u{7}")
             .unwrap_err()
+            .to_string()
             .contains("U+0007 (BELL)"));
     }
 }

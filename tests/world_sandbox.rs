@@ -331,6 +331,11 @@ fn the_example_in_the_project_template_runs() {
 
 use nbook::world::sandbox::{self, Access, Options};
 
+/// The embedding service these runs go without.
+fn no_embeddings() -> nbook::net::embed::EmbedError {
+    nbook::net::embed::EmbedError::NotConfigured { user: "test" }
+}
+
 const LIMIT: Duration = Duration::from_millis(300);
 /// How far past the limit a stopped script may end.
 const MARGIN: Duration = Duration::from_millis(700);
@@ -349,7 +354,7 @@ fn limited(
     opts.time_limit = LIMIT;
     opts.memory_limit = memory;
     let t = Instant::now();
-    let (conn, r) = sandbox::run(conn, &world, code, &opts, Err("no embeddings".into()));
+    let (conn, r) = sandbox::run(conn, &world, code, &opts, Err(no_embeddings()));
     let took = t.elapsed();
     nbook::world::pool::give(&f.db(), conn);
     (r.map(|o| o.data).map_err(|e| e.to_string()), took)
@@ -496,7 +501,7 @@ fn sandbox_failures_are_typed_with_their_context() {
         let conn = f.conn();
         conn.execute_batch("BEGIN DEFERRED").unwrap();
         let opts = Options::for_access(Access::Read);
-        let (conn, r) = sandbox::run(conn, &world, code, &opts, Err("no embeddings".into()));
+        let (conn, r) = sandbox::run(conn, &world, code, &opts, Err(no_embeddings()));
         let _ = conn.execute_batch("ROLLBACK");
         nbook::world::pool::give(&f.db(), conn);
         r.map(|o| o.data)

@@ -413,10 +413,11 @@ impl JobStore {
     }
 
     /// The job ended. A job already cancelled stays cancelled whatever its runner reports.
-    pub fn finish(
+    /// A failure is kept as its text: the job file is where the runner's error is shown.
+    pub fn finish<E: std::fmt::Display>(
         &self,
         id: &str,
-        outcome: Result<Value, String>,
+        outcome: Result<Value, E>,
     ) -> Result<JobSnapshot, JobError> {
         let cancelled = self.token(id).is_some_and(|t| t.is_cancelled());
         self.update(id, Durability::Now, |r| {
@@ -435,7 +436,7 @@ impl JobStore {
                 }
                 Err(e) => {
                     r.snapshot.status = JobStatus::Failed;
-                    r.snapshot.error = Some(e);
+                    r.snapshot.error = Some(e.to_string());
                 }
             }
         })
@@ -578,7 +579,7 @@ mod tests {
         let (a, _) = start(&store, Some("1"));
         let (b, _) = start(&store, Some("1"));
         store
-            .finish(&b, Ok(serde_json::json!({"ok": true})))
+            .finish(&b, Ok::<_, JobError>(serde_json::json!({"ok": true})))
             .expect("finish");
         assert!(dir.path().join(format!("{a}.json")).exists());
         let reopened = JobStore::open(dir.path(), true);
@@ -605,7 +606,9 @@ mod tests {
         ));
         store.cancel(&id, Some("1")).expect("cancel");
         assert!(token.is_cancelled());
-        let snap = store.finish(&id, Ok(Value::Null)).expect("finish");
+        let snap = store
+            .finish(&id, Ok::<_, JobError>(Value::Null))
+            .expect("finish");
         assert_eq!(snap.status, JobStatus::Cancelled);
         assert!(matches!(
             store.cancel(&id, None),
@@ -672,7 +675,9 @@ mod tests {
             Some("last")
         );
         // So is the end, and nothing written later undoes it.
-        store.finish(&id, Ok(Value::Null)).expect("finish");
+        store
+            .finish(&id, Ok::<_, JobError>(Value::Null))
+            .expect("finish");
         let p = JobProgress {
             phase: None,
             done: 1,

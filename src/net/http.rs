@@ -2,7 +2,7 @@
 //! requests run on [`super::runtime`]. Its connections belong to that runtime, so use it only
 //! inside futures given to [`super::runtime::block_on`]. Each request sets its own timeout.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 pub const USER_AGENT: &str = concat!("nbook/", env!("CARGO_PKG_VERSION"));
@@ -10,7 +10,10 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("cannot set up the HTTP client: {0}")]
-pub struct ClientError(pub String);
+pub struct ClientError(#[source] pub Arc<reqwest::Error>);
+
+/// Built once; a failure is kept (shared) so every later call reports the same cause.
+type Cached = OnceLock<Result<reqwest::Client, Arc<reqwest::Error>>>;
 
 /// A builder with nbook's defaults, for clients that need more (web_fetch's address guard).
 pub fn builder() -> reqwest::ClientBuilder {
@@ -21,9 +24,9 @@ pub fn builder() -> reqwest::ClientBuilder {
 
 /// The shared client (a cheap handle to the one pool), built on first use.
 pub fn client() -> Result<reqwest::Client, ClientError> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    static CLIENT: Cached = OnceLock::new();
     CLIENT
-        .get_or_init(|| builder().build().map_err(|e| e.to_string()))
+        .get_or_init(|| builder().build().map_err(Arc::new))
         .clone()
         .map_err(ClientError)
 }
@@ -34,13 +37,13 @@ pub fn client() -> Result<reqwest::Client, ClientError> {
 /// waits out the 40 ms delayed ACK; a fresh connection per request is the cheaper choice
 /// (measured: a query embedding took 73 ms kept alive, 33 ms fresh).
 pub fn fresh_connection_client() -> Result<reqwest::Client, ClientError> {
-    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    static CLIENT: Cached = OnceLock::new();
     CLIENT
         .get_or_init(|| {
             builder()
                 .pool_max_idle_per_host(0)
                 .build()
-                .map_err(|e| e.to_string())
+                .map_err(Arc::new)
         })
         .clone()
         .map_err(ClientError)

@@ -9,7 +9,7 @@
 //! Its own threads never wait on its work, so it cannot deadlock itself.
 
 use std::future::Future;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use tokio::runtime::{Handle, Runtime};
 
@@ -19,14 +19,15 @@ pub const THREAD_NAME: &str = "nbook-net";
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum RuntimeError {
     #[error("cannot start the network runtime: {0}; the system may be out of threads or memory")]
-    Start(String),
+    Start(#[source] Arc<std::io::Error>),
     #[error("the network request stopped unexpectedly (a bug; the log has its panic)")]
     Crashed,
     #[error("a blocking network call was made on the network runtime's own thread, where it would wait forever (a bug)")]
     Reentrant,
 }
 
-static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+/// Built once; a failure is kept (shared) so every later call reports the same cause.
+static RUNTIME: OnceLock<Result<Runtime, Arc<std::io::Error>>> = OnceLock::new();
 
 /// The shared runtime's handle, built on first use.
 pub fn handle() -> Result<&'static Handle, RuntimeError> {
@@ -38,7 +39,7 @@ pub fn handle() -> Result<&'static Handle, RuntimeError> {
                 .thread_name(THREAD_NAME)
                 .enable_all()
                 .build()
-                .map_err(|e| e.to_string())
+                .map_err(Arc::new)
         })
         .as_ref()
         .map(Runtime::handle)

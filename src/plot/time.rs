@@ -31,6 +31,9 @@ pub fn iso_from_millis(ms: i64) -> String {
         .unwrap_or_else(|| ms.to_string())
 }
 
+/// The form the default calendar reads, quoted when text does not have it.
+const HINT: &str = "expected YYYY-MM-DD HH:MM (or the date alone; prefix BC for years before 1)";
+
 /// Story-time text that is not an instant in the author's calendar; the message says what is
 /// wrong and, for text of the wrong form, which form is expected.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +47,11 @@ pub enum TimeError {
     /// The project's own calendar refused the text (its message).
     #[error("{0}")]
     Calendar(String),
+    /// A part of the date (`what`: year, month...) that is not a number.
+    #[error("{what} '{part}' is not a number; {HINT}")]
+    NotANumber { what: &'static str, part: String },
+    #[error("{what} '{part}' is out of range; {HINT}")]
+    OutOfRange { what: &'static str, part: String },
 }
 
 /// Converts between calendar text and instants for the author's calendar.
@@ -106,12 +114,18 @@ fn epoch_days() -> i64 {
     days_from_civil(1, 1, 1)
 }
 
-fn number(part: &str, what: &str, max_len: usize) -> Result<i64, String> {
+fn number(part: &str, what: &'static str, max_len: usize) -> Result<i64, TimeError> {
+    let part_owned = || part.to_string();
     if part.is_empty() || part.len() > max_len || !part.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("{what} '{part}' is not a number"));
+        return Err(TimeError::NotANumber {
+            what,
+            part: part_owned(),
+        });
     }
-    part.parse::<i64>()
-        .map_err(|_| format!("{what} '{part}' is out of range"))
+    part.parse::<i64>().map_err(|_| TimeError::OutOfRange {
+        what,
+        part: part_owned(),
+    })
 }
 
 impl Gregorian {
@@ -156,8 +170,6 @@ impl Gregorian {
 
 impl CalendarCodec for Gregorian {
     fn parse(&self, text: &str) -> Result<i64, TimeError> {
-        const HINT: &str =
-            "expected YYYY-MM-DD HH:MM (or the date alone; prefix BC for years before 1)";
         let t = text.trim();
         let (bc, rest) = match t.strip_prefix("BC") {
             Some(r) if r.starts_with(' ') => (true, r.trim_start()),
@@ -175,9 +187,9 @@ impl CalendarCodec for Gregorian {
         let [y, m, day] = d.as_slice() else {
             return Err(TimeError::Form(format!("'{text}' is not a date; {HINT}")));
         };
-        let year = number(y, "year", 9).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?;
-        let month = number(m, "month", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?;
-        let day = number(day, "day", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?;
+        let year = number(y, "year", 9)?;
+        let month = number(m, "month", 2)?;
+        let day = number(day, "day", 2)?;
         let (hour, minute) = match clock {
             None => (0, 0),
             Some(c) => {
@@ -186,10 +198,7 @@ impl CalendarCodec for Gregorian {
                         "'{c}' is not a time of day; {HINT}"
                     )));
                 };
-                (
-                    number(h, "hour", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?,
-                    number(mi, "minute", 2).map_err(|e| TimeError::Form(format!("{e}; {HINT}")))?,
-                )
+                (number(h, "hour", 2)?, number(mi, "minute", 2)?)
             }
         };
         Gregorian::instant(bc, year, month, day, hour, minute)

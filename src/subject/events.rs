@@ -7,6 +7,24 @@
 
 use serde_json::{Map, Value};
 
+use super::memory::LineProblem;
+
+/// An event argument or `events.jsonl` line that is not an event.
+#[derive(Debug, thiserror::Error)]
+pub enum EventError {
+    #[error("an event needs a non-empty `text`")]
+    NoText,
+    #[error("cannot write the event as JSON: {0}")]
+    Serialize(#[source] serde_json::Error),
+    #[error("line {line} of {file} {problem}; each line must be {{\"tick\"?, \"time\"?, \"text\"}}. Fix or remove that line")]
+    BadLine {
+        file: String,
+        line: usize,
+        #[source]
+        problem: LineProblem,
+    },
+}
+
 /// One event as read back from the file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
@@ -19,13 +37,13 @@ pub struct Event {
 }
 
 /// The JSON line for one validated event argument (`{tick?, time?, text}`).
-pub fn line_for(event: &Value) -> Result<String, String> {
+pub fn line_for(event: &Value) -> Result<String, EventError> {
     let text = event
         .get("text")
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .ok_or("an event needs a non-empty `text`")?;
+        .ok_or(EventError::NoText)?;
     let mut o = Map::new();
     if let Some(t) = event.get("tick").filter(|t| !t.is_null()) {
         o.insert("tick".into(), t.clone());
@@ -34,7 +52,7 @@ pub fn line_for(event: &Value) -> Result<String, String> {
         o.insert("time".into(), Value::String(t.to_string()));
     }
     o.insert("text".into(), Value::String(text.to_string()));
-    serde_json::to_string(&Value::Object(o)).map_err(|e| e.to_string())
+    serde_json::to_string(&Value::Object(o)).map_err(EventError::Serialize)
 }
 
 /// The file's new content after appending `lines` (a missing final newline is added first).
@@ -59,32 +77,33 @@ fn scalar_text(v: &Value) -> Option<String> {
 }
 
 /// Parse a whole `events.jsonl`. `display` names the file in errors.
-pub fn parse(text: &str, display: &str) -> Result<Vec<Event>, String> {
+pub fn parse(text: &str, display: &str) -> Result<Vec<Event>, EventError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         if raw.trim().is_empty() {
             continue;
         }
-        let bad = |why: &str| {
-            format!(
-                "line {line} of {display} {why}; each line must be {{\"tick\"?, \"time\"?, \"text\"}}. Fix or remove that line"
-            )
+        let bad = |problem| EventError::BadLine {
+            file: display.to_string(),
+            line,
+            problem,
         };
-        let v: Value = serde_json::from_str(raw).map_err(|e| bad(&format!("is not JSON ({e})")))?;
+        let shape = |why| bad(LineProblem::Shape(why));
+        let v: Value = serde_json::from_str(raw).map_err(|e| bad(LineProblem::NotJson(e)))?;
         let Some(o) = v.as_object() else {
-            return Err(bad("is not a JSON object"));
+            return Err(shape("is not a JSON object"));
         };
         let text = o
             .get("text")
             .and_then(Value::as_str)
             .map(str::trim)
             .filter(|t| !t.is_empty())
-            .ok_or_else(|| bad("has no non-empty string `text`"))?;
+            .ok_or_else(|| shape("has no non-empty string `text`"))?;
         let time = match o.get("time") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err(bad("has a `time` that is not a string")),
+            Some(_) => return Err(shape("has a `time` that is not a string")),
         };
         out.push(Event {
             line,
@@ -118,9 +137,15 @@ mod tests {
 
     #[test]
     fn bad_lines_are_named() {
-        let e = parse("{\"text\":\"ok\"}\n\nnot json\n", "s/events.jsonl").unwrap_err();
+        let e = parse("{\"text\":\"ok\"}\n\nnot json\n", "s/events.jsonl")
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("line 3 of s/events.jsonl"), "{e}");
-        let e = parse("{\"text\":\"\"}\n", "f").unwrap_err();
+        assert!(matches!(
+            parse("{\"text\":\"a\"}\n{\"text\":\"b\",\"time\":3}\n", "f"),
+            Err(EventError::BadLine { line: 2, .. })
+        ));
+        let e = parse("{\"text\":\"\"}\n", "f").unwrap_err().to_string();
         assert!(e.contains("line 1") && e.contains("text"), "{e}");
     }
 }

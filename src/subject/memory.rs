@@ -10,6 +10,37 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
+/// A memory list or `memory.jsonl` line that breaks the format. List errors name the item's
+/// JSON Pointer (the curator's patch addresses it so); file errors name the file and line.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error("the patched document is no longer an array of memories")]
+    NotAList,
+    #[error("memory /{index} {why}; every memory is {{\"topic\": non-empty string, \"aliases\"?: [strings], \"view\": string}}")]
+    BadItem { index: usize, why: &'static str },
+    #[error("memory /{index} repeats the topic {topic:?}; topics must be unique (update the existing memory instead of adding another)")]
+    RepeatedTopic { index: usize, topic: String },
+    #[error("line {line} of {file} {problem}; each line must be {{\"topic\", \"aliases\"?, \"view\"}} with a unique topic. Fix or remove that line, then try again")]
+    BadLine {
+        file: String,
+        line: usize,
+        #[source]
+        problem: LineProblem,
+    },
+}
+
+/// What is wrong with one line of a JSON Lines file (events.jsonl, memory.jsonl).
+#[derive(Debug, thiserror::Error)]
+pub enum LineProblem {
+    #[error("is not JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    /// Valid JSON that is not the line's shape (the text says what is missing).
+    #[error("{0}")]
+    Shape(&'static str),
+    #[error("repeats the topic {0:?}")]
+    RepeatedTopic(String),
+}
+
 /// The error for one memory that breaks the invariants, or `None`.
 fn item_problem(v: &Value) -> Option<&'static str> {
     let Some(o) = v.as_object() else {
@@ -39,29 +70,27 @@ fn topic(v: &Value) -> &str {
 }
 
 /// Check a whole list (e.g. after a patch). Errors name the JSON Pointer of the bad item.
-pub fn validate(items: &Value) -> Result<(), String> {
+pub fn validate(items: &Value) -> Result<(), MemoryError> {
     let Some(list) = items.as_array() else {
-        return Err("the patched document is no longer an array of memories".into());
+        return Err(MemoryError::NotAList);
     };
     let mut seen = HashSet::new();
-    for (i, item) in list.iter().enumerate() {
+    for (index, item) in list.iter().enumerate() {
         if let Some(why) = item_problem(item) {
-            return Err(format!(
-                "memory /{i} {why}; every memory is {{\"topic\": non-empty string, \"aliases\"?: [strings], \"view\": string}}"
-            ));
+            return Err(MemoryError::BadItem { index, why });
         }
         if !seen.insert(topic(item).to_string()) {
-            return Err(format!(
-                "memory /{i} repeats the topic {:?}; topics must be unique (update the existing memory instead of adding another)",
-                topic(item)
-            ));
+            return Err(MemoryError::RepeatedTopic {
+                index,
+                topic: topic(item).to_string(),
+            });
         }
     }
     Ok(())
 }
 
 /// Parse a whole `memory.jsonl` (blank lines skipped). `display` names the file in errors.
-pub fn parse(text: &str, display: &str) -> Result<Vec<Value>, String> {
+pub fn parse(text: &str, display: &str) -> Result<Vec<Value>, MemoryError> {
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for (i, raw) in text.lines().enumerate() {
@@ -69,17 +98,17 @@ pub fn parse(text: &str, display: &str) -> Result<Vec<Value>, String> {
         if raw.trim().is_empty() {
             continue;
         }
-        let bad = |why: &str| {
-            format!(
-                "line {line} of {display} {why}; each line must be {{\"topic\", \"aliases\"?, \"view\"}} with a unique topic. Fix or remove that line, then try again"
-            )
+        let bad = |problem| MemoryError::BadLine {
+            file: display.to_string(),
+            line,
+            problem,
         };
-        let v: Value = serde_json::from_str(raw).map_err(|e| bad(&format!("is not JSON ({e})")))?;
+        let v: Value = serde_json::from_str(raw).map_err(|e| bad(LineProblem::NotJson(e)))?;
         if let Some(why) = item_problem(&v) {
-            return Err(bad(why));
+            return Err(bad(LineProblem::Shape(why)));
         }
         if !seen.insert(topic(&v).to_string()) {
-            return Err(bad(&format!("repeats the topic {:?}", topic(&v))));
+            return Err(bad(LineProblem::RepeatedTopic(topic(&v).to_string())));
         }
         out.push(v);
     }
@@ -120,19 +149,29 @@ mod tests {
         let ok = "{\"topic\":\"a\",\"view\":\"x\"}\n\n{\"topic\":\"b\",\"aliases\":[\"bee\"],\"view\":\"y\"}\n";
         assert_eq!(parse(ok, "m").unwrap().len(), 2);
         let dup = "{\"topic\":\"a\",\"view\":\"x\"}\n{\"topic\":\"a\",\"view\":\"y\"}\n";
-        let e = parse(dup, "s/memory.jsonl").unwrap_err();
+        let e = parse(dup, "s/memory.jsonl").unwrap_err().to_string();
         assert!(e.starts_with("line 2 of s/memory.jsonl repeats"), "{e}");
-        let e = parse("{\"topic\":\"a\"}\n", "m").unwrap_err();
+        let e = parse("{\"topic\":\"a\"}\n", "m").unwrap_err().to_string();
         assert!(e.contains("line 1") && e.contains("view"), "{e}");
-        let e = parse("[1]\n", "m").unwrap_err();
+        let e = parse("[1]\n", "m").unwrap_err().to_string();
         assert!(e.contains("not a JSON object"), "{e}");
+        // The file and line are fields, not only text, for callers that point at them.
+        let e = parse(
+            "{\"topic\":\"a\",\"view\":\"x\"}\n\nnot json\n",
+            "s/memory.jsonl",
+        );
+        assert!(
+            matches!(&e, Err(MemoryError::BadLine { file, line: 3, problem: LineProblem::NotJson(_) }) if file == "s/memory.jsonl"),
+            "{e:?}"
+        );
     }
 
     #[test]
     fn validate_names_the_pointer() {
         assert!(validate(&json!([{"topic": "a", "view": ""}])).is_ok());
         let e = validate(&json!([{"topic": "a", "view": "x"}, {"topic": " ", "view": "y"}]))
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("memory /1 has an empty `topic`"), "{e}");
         assert!(validate(&json!({"topic": "a"})).is_err());
         assert_eq!(

@@ -87,9 +87,12 @@ pub enum SubjectError {
         #[source]
         source: std::io::Error,
     },
-    /// A malformed line of events.jsonl / memory.jsonl (the message names the file and line).
-    #[error("{0}")]
-    Content(String),
+    /// A malformed line of memory.jsonl (the message names the file and line).
+    #[error(transparent)]
+    Memory(#[from] memory::MemoryError),
+    /// A malformed line of events.jsonl (the message names the file and line).
+    #[error(transparent)]
+    Events(#[from] events::EventError),
     #[error("{display} changed while the memory curator was working, so its patch was not applied and nothing was written. Call subject_memory_update again to merge the facts into the current file")]
     Changed { display: String },
     #[error("cannot write {file} (the subject index's dirty marks): {source}")]
@@ -119,9 +122,15 @@ pub enum SubjectError {
         stored: String,
         now: String,
     },
-    /// The embedding service failed or answered wrongly (its message).
-    #[error("{0}")]
-    Embedding(String),
+    #[error("the embedding service returned vectors of different lengths in one answer")]
+    MixedLengths,
+    #[error("the embedding service returned {got} vectors for {sent} texts")]
+    VectorCount { got: usize, sent: usize },
+    #[error("the embedding service returned no vector for the query")]
+    NoQueryVector,
+    /// The embedding service is not configured, failed, or answered wrongly (names its URL).
+    #[error(transparent)]
+    Service(#[from] crate::net::embed::EmbedError),
 }
 
 /// A subject folder that passed path authorization.

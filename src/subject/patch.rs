@@ -20,7 +20,8 @@ pub fn apply(items: &[Value], patch: &Value) -> Result<Vec<Value>, String> {
     json_patch::patch(&mut doc, &ops).map_err(|e| {
         format!("{e} (paths index into currentMemories as given, e.g. /0/view; /- appends)")
     })?;
-    super::memory::validate(&doc)?;
+    // The curator reads this text in its retry message.
+    super::memory::validate(&doc).map_err(|e| e.to_string())?;
     match doc {
         Value::Array(list) => Ok(list),
         other => Err(format!(

@@ -84,7 +84,7 @@ pub fn chunks(source: Source, text: &str, display: &str) -> Result<Vec<Chunk>, S
     let mut out = Vec::new();
     match source {
         Source::Events => {
-            for ev in events::parse(text, display).map_err(SubjectError::Content)? {
+            for ev in events::parse(text, display)? {
                 for piece in split_chars(&ev.text, MAX_CHUNK_CHARS) {
                     out.push(Chunk {
                         line: ev.line,
@@ -98,7 +98,7 @@ pub fn chunks(source: Source, text: &str, display: &str) -> Result<Vec<Chunk>, S
             }
         }
         Source::Memory => {
-            let items = memory::parse(text, display).map_err(SubjectError::Content)?;
+            let items = memory::parse(text, display)?;
             // Line numbers of the non-blank lines, in order (parse skips blank lines).
             let lines: Vec<usize> = text
                 .lines()
@@ -282,9 +282,7 @@ impl Index {
             .iter()
             .any(|v| v.len() != first.len() || v.is_empty())
         {
-            return Err(SubjectError::Embedding(
-                "the embedding service returned vectors of different lengths in one answer".into(),
-            ));
+            return Err(SubjectError::MixedLengths);
         }
         let dims = first.len().to_string();
         match self.meta("dimensions")? {
@@ -351,13 +349,12 @@ impl Index {
             .map(|c| c.content.clone())
             .collect();
         for batch in missing.chunks(EMBED_BATCH) {
-            let vectors = emb.embed(batch).map_err(SubjectError::Embedding)?;
+            let vectors = emb.embed(batch)?;
             if vectors.len() != batch.len() {
-                return Err(SubjectError::Embedding(format!(
-                    "the embedding service returned {} vectors for {} texts",
-                    vectors.len(),
-                    batch.len()
-                )));
+                return Err(SubjectError::VectorCount {
+                    got: vectors.len(),
+                    sent: batch.len(),
+                });
             }
             self.check_dims(&vectors)?;
             for (text, v) in batch.iter().zip(vectors) {
@@ -576,14 +573,10 @@ pub fn search(
     if report.chunks == 0 {
         return Ok(report);
     }
-    let q = emb
-        .embed(&[query.to_string()])
-        .map_err(SubjectError::Embedding)?;
+    let q = emb.embed(&[query.to_string()])?;
     index.check_dims(&q)?;
     let Some(qv) = q.first() else {
-        return Err(SubjectError::Embedding(
-            "the embedding service returned no vector for the query".into(),
-        ));
+        return Err(SubjectError::NoQueryVector);
     };
     report.hits = index.top(subject.key(), source, qv, limit)?;
     Ok(report)
@@ -608,7 +601,7 @@ mod tests {
         fn model(&self) -> &str {
             self.model
         }
-        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
+        fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::net::embed::EmbedError> {
             self.calls.set(self.calls.get() + 1);
             self.texts.set(self.texts.get() + texts.len());
             Ok(texts

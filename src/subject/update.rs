@@ -53,7 +53,7 @@ pub fn load(ws: &Workspace, subject: &Subject) -> Result<Loaded, SubjectError> {
     let file = subject.source_file(ws, Source::Memory, Access::Write)?;
     let text = read_source(&file.abs, &file.display)?;
     let items = match &text {
-        Some(t) => memory::parse(t, &file.display).map_err(SubjectError::Content)?,
+        Some(t) => memory::parse(t, &file.display)?,
         None => Vec::new(),
     };
     Ok(Loaded {
@@ -98,11 +98,11 @@ pub struct Curated {
 /// Ask the curator (first message, then a retry quoting the error) until a patch applies.
 /// `ask` returns `Err` only for failures that must stop the tool (e.g. the host refused
 /// the invocation); a bad reply is `Ok(Reply::Failed)` or a patch that does not apply.
-pub fn curate(
+pub fn curate<E>(
     items: &[Value],
     first: &str,
-    mut ask: impl FnMut(&str) -> Result<Reply, String>,
-) -> Result<Curated, String> {
+    mut ask: impl FnMut(&str) -> Result<Reply, E>,
+) -> Result<Curated, E> {
     let mut errors = Vec::new();
     let mut message = first.to_string();
     for attempt in 1..=MAX_ATTEMPTS {
@@ -169,6 +169,9 @@ pub fn commit(subject: &Subject, loaded: &Loaded, items: &[Value]) -> Result<(),
 mod tests {
     use super::*;
 
+    /// What a test's curator stand-in answers.
+    type Asked = Result<Reply, &'static str>;
+
     fn items() -> Vec<Value> {
         vec![json!({"topic": "lamp", "view": "Lit at dusk."})]
     }
@@ -176,7 +179,7 @@ mod tests {
     #[test]
     fn retry_quotes_the_error_then_succeeds() {
         let mut seen = Vec::new();
-        let r = curate(&items(), "first", |m| {
+        let r = curate(&items(), "first", |m| -> Asked {
             seen.push(m.to_string());
             Ok(if seen.len() == 1 {
                 Reply::Data(json!({"patch": [{"op": "remove", "path": "/5"}]}))
@@ -193,17 +196,23 @@ mod tests {
 
     #[test]
     fn two_failures_need_review_and_keep_the_list() {
-        let r = curate(&items(), "first", |_| {
+        let r = curate(&items(), "first", |_| -> Asked {
             Ok(Reply::Failed("model error".into()))
         })
         .unwrap();
         assert_eq!(r.outcome, Outcome::NeedsReview);
         assert_eq!(r.errors.len(), 2);
         assert_eq!(r.items, items());
-        let r = curate(&items(), "f", |_| Ok(Reply::Data(json!({"patch": []})))).unwrap();
+        let r = curate(&items(), "f", |_| -> Asked {
+            Ok(Reply::Data(json!({"patch": []})))
+        })
+        .unwrap();
         assert_eq!(r.outcome, Outcome::Unchanged);
-        let r = curate(&items(), "f", |_| Ok(Reply::Data(json!({"nope": 1})))).unwrap();
+        let r = curate(&items(), "f", |_| -> Asked {
+            Ok(Reply::Data(json!({"nope": 1})))
+        })
+        .unwrap();
         assert!(r.errors[0].contains("no `patch`"));
-        assert!(curate(&items(), "f", |_| Err("no host".into())).is_err());
+        assert!(curate(&items(), "f", |_| -> Asked { Err("no host") }).is_err());
     }
 }

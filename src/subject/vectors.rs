@@ -17,7 +17,7 @@ use super::Source;
 pub trait Embedder {
     fn provider(&self) -> &str;
     fn model(&self) -> &str;
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String>;
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::net::embed::EmbedError>;
 }
 
 /// The embedding service of the config (`[embedding]` + `[providers.X]`).
@@ -28,10 +28,12 @@ pub struct ConfiguredEmbedder {
 }
 
 impl ConfiguredEmbedder {
-    /// The configured service, or a message saying what to configure (no keyword fallback).
-    pub fn from_config(config: &crate::config::Config) -> Result<ConfiguredEmbedder, String> {
-        let cfg = crate::net::embed::EmbedConfig::from_config(config, "subject_rag_search")
-            .map_err(|e| e.to_string())?;
+    /// The configured service, or why there is none, saying what to configure (no keyword
+    /// fallback).
+    pub fn from_config(
+        config: &crate::config::Config,
+    ) -> Result<ConfiguredEmbedder, crate::net::embed::EmbedError> {
+        let cfg = crate::net::embed::EmbedConfig::from_config(config, "subject_rag_search")?;
         let provider = config
             .embedding
             .as_ref()
@@ -52,10 +54,8 @@ impl Embedder for ConfiguredEmbedder {
     fn model(&self) -> &str {
         &self.cfg.model
     }
-    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, String> {
-        self.cfg
-            .embed(texts, self.timeout)
-            .map_err(|e| e.to_string())
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::net::embed::EmbedError> {
+        self.cfg.embed(texts, self.timeout)
     }
 }
 

@@ -70,7 +70,7 @@ fn plan(ctx: &ToolCtx, args: &PatchArgs) -> Result<(Vec<Hunk>, Vec<PlannedFile>)
             .workspace
             .resolve(p, Access::Write)
             .map_err(|e| ToolError::failed(e.to_string()))?;
-        check_new_segments(&r).map_err(ToolError::failed)?;
+        check_new_segments(&r).map_err(|e| ToolError::failed(e.to_string()))?;
     }
     let mut read = |p: &str| -> Result<Option<String>, String> {
         let r = ctx
@@ -208,11 +208,11 @@ impl TypedTool for ApplyPatch {
         };
         let planned =
             patch::plan_patch(&hunks, &mut read).map_err(|e| ToolError::failed(e.to_string()))?;
-        let resolve = |p: &str| -> Result<Target, String> {
+        let resolve = |p: &str| -> Result<Target, patch::ResolveError> {
             targets
                 .get(p)
                 .cloned()
-                .ok_or_else(|| format!("{p} was not resolved"))
+                .ok_or_else(|| patch::ResolveError::NotResolved(p.to_string()))
         };
         let lines =
             patch::commit_plan(&planned, &resolve).map_err(|e| ToolError::failed(e.to_string()))?;

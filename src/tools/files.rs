@@ -30,23 +30,31 @@ fn resolve(ctx: &ToolCtx, path: &str, access: Access) -> Result<Resolved, ToolEr
 /// another one). Existing names are the author's and pass.
 pub fn resolve_creatable(ctx: &ToolCtx, path: &str) -> Result<Resolved, ToolError> {
     let r = resolve(ctx, path, Access::Write)?;
-    check_new_segments(&r).map_err(ToolError::failed)?;
+    check_new_segments(&r).map_err(|e| ToolError::failed(e.to_string()))?;
     Ok(r)
 }
 
+/// A path to create whose new segments hold a name [`crate::text::check_new_name`] refuses.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot create {path}: {source}")]
+pub struct UnsafeNewPath {
+    /// The project-relative path, escaped for the terminal.
+    pub path: String,
+    #[source]
+    pub source: crate::text::UnsafeName,
+}
+
 /// The check of [`resolve_creatable`] on an already resolved path.
-pub fn check_new_segments(r: &Resolved) -> Result<(), String> {
+pub fn check_new_segments(r: &Resolved) -> Result<(), UnsafeNewPath> {
     let mut p = r.abs.as_path();
     while std::fs::symlink_metadata(p).is_err() {
         let (Some(name), Some(parent)) = (p.file_name(), p.parent()) else {
             break;
         };
         let name = name.to_string_lossy();
-        crate::text::check_new_name(&name).map_err(|why| {
-            format!(
-                "cannot create {}: {why}",
-                crate::text::escape_for_terminal(&r.display)
-            )
+        crate::text::check_new_name(&name).map_err(|source| UnsafeNewPath {
+            path: crate::text::escape_for_terminal(&r.display).into_owned(),
+            source,
         })?;
         p = parent;
     }

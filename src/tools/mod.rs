@@ -25,16 +25,28 @@ use std::sync::Arc;
 
 use crate::engine::registry::Registry;
 
+/// A built-in tool the registry refused (its argument schema does not compile): a bug in
+/// nbook, reported with the registry's message.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot register the built-in tools: {0}")]
+pub struct RegisterError(String);
+
+impl From<String> for RegisterError {
+    fn from(message: String) -> Self {
+        RegisterError(message)
+    }
+}
+
 /// A registry of every built-in tool, for the engine's `open` (the engine does not know the
 /// tools; the composition root gives them to it).
-pub fn registry() -> Result<Registry, String> {
+pub fn registry() -> Result<Registry, RegisterError> {
     let mut registry = Registry::default();
     register_all(&mut registry)?;
     Ok(registry)
 }
 
 /// Register every built-in tool.
-pub fn register_all(registry: &mut Registry) -> Result<(), String> {
+pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(files::Read))?;
     registry.register(Arc::new(files::Write))?;
     registry.register(Arc::new(files::Edit))?;

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::files::fingerprint;
 use super::patch::unified_diff;
-use crate::engine::agents::{InvokeMode, InvokeRequest};
+use crate::engine::agents::{InvokeError, InvokeMode, InvokeRequest};
 use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
 use crate::engine::typed::TypedTool;
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
@@ -229,13 +229,22 @@ fn facts(args: &MemoryUpdateArgs) -> Vec<String> {
     args.facts.iter().map(|f| f.trim().to_string()).collect()
 }
 
+/// The memory curator could not be run at all (a bad reply is retried instead).
+#[derive(Debug, thiserror::Error)]
+#[error("the memory curator (session {session}) could not be started: {source}; memory.jsonl was not changed")]
+struct CuratorUnavailable {
+    session: String,
+    #[source]
+    source: InvokeError,
+}
+
 /// One curator invocation through the engine's agent host.
 fn ask_curator(
     host: &dyn crate::engine::agents::AgentHost,
     session_id: &str,
     call_id: &str,
     message: &str,
-) -> Result<Reply, String> {
+) -> Result<Reply, CuratorUnavailable> {
     let outcome = host
         .invoke_blocking(InvokeRequest {
             caller: None,
@@ -246,8 +255,9 @@ fn ask_curator(
             model: None,
             origin_call_id: Some(call_id.to_string()),
         })
-        .map_err(|e| {
-            format!("the memory curator (session {session_id}) could not be started: {e}; memory.jsonl was not changed")
+        .map_err(|source| CuratorUnavailable {
+            session: session_id.to_string(),
+            source,
         })?;
     if outcome.status != "completed" {
         let why = outcome

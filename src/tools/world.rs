@@ -161,7 +161,7 @@ fn stage(ctx: &ToolCtx, args: &WorldArgs) -> Result<Staged, ToolError> {
         &world,
         code,
         &Options::for_access(access),
-        EmbedConfig::from_config(&ctx.config, "world.search.text").map_err(|e| e.to_string()),
+        EmbedConfig::from_config(&ctx.config, "world.search.text"),
     );
     let out = match result {
         Ok(o) => o,

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::call_error::CallError;
 use super::host::{object_opts, optional_string};
 use crate::engine::inputs::{Answer, Question, QuestionOption};
 
@@ -22,11 +23,8 @@ pub(super) struct AskSpec {
     multi: bool,
 }
 
-const ASK_USAGE: &str =
-    "wf.ask({kind: \"select\" | \"text\" | \"approve\", title, description?, options?, multi?})";
-
 impl AskSpec {
-    pub(super) fn parse(q: &Value) -> Result<AskSpec, String> {
+    pub(super) fn parse(q: &Value) -> Result<AskSpec, CallError> {
         let o = object_opts(
             q,
             "wf.ask",
@@ -36,13 +34,13 @@ impl AskSpec {
             Some("select") => AskKind::Select,
             Some("text") => AskKind::Text,
             Some("approve") => AskKind::Approve,
-            _ => return Err(format!("{ASK_USAGE}: kind must be select, text or approve")),
+            _ => return Err(CallError::AskShape("kind must be select, text or approve")),
         };
         let title = o
             .get("title")
             .and_then(Value::as_str)
             .filter(|s| !s.trim().is_empty())
-            .ok_or_else(|| format!("{ASK_USAGE}: title must be a non-empty string"))?
+            .ok_or(CallError::AskShape("title must be a non-empty string"))?
             .to_string();
         let description = optional_string(o.get("description"), "wf.ask: description")?;
         let mut options = Vec::new();
@@ -59,34 +57,32 @@ impl AskSpec {
                             label: m
                                 .get("label")
                                 .and_then(Value::as_str)
-                                .ok_or_else(|| format!("wf.ask: options[{i}] needs a label"))?
+                                .ok_or(CallError::AskOptionLabel(i))?
                                 .to_string(),
                             description: m
                                 .get("description")
                                 .and_then(Value::as_str)
                                 .map(str::to_string),
                         },
-                        _ => {
-                            return Err(format!(
-                                "wf.ask: options[{i}] must be a string or {{label, description}}"
-                            ))
-                        }
+                        _ => return Err(CallError::AskOption(i)),
                     });
                 }
             }
-            Some(_) => return Err("wf.ask: options must be an array".into()),
+            Some(_) => return Err(CallError::Usage("wf.ask: options must be an array")),
         }
         let multi = match o.get("multi") {
             None | Some(Value::Null) => false,
             Some(Value::Bool(b)) => *b,
-            Some(_) => return Err("wf.ask: multi must be true or false".into()),
+            Some(_) => return Err(CallError::Usage("wf.ask: multi must be true or false")),
         };
         match kind {
             AskKind::Select if options.is_empty() => {
-                return Err("wf.ask: a select question needs options".into())
+                return Err(CallError::Usage("wf.ask: a select question needs options"))
             }
             AskKind::Text | AskKind::Approve if !options.is_empty() => {
-                return Err("wf.ask: only select questions take options".into())
+                return Err(CallError::Usage(
+                    "wf.ask: only select questions take options",
+                ))
             }
             _ => {}
         }

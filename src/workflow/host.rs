@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::AskSpec;
+use super::call_error::{CallError, InvocationError};
 use super::limits::Wall;
 use crate::engine::agents::{InvokeMode, InvokeOutcome, InvokeRequest};
 use crate::engine::inputs::{InputError, InputSource};
@@ -34,7 +35,7 @@ pub const LOG_LIMIT: usize = 500;
 
 /// An ended invocation: its ticket and the JSON the promise resolves with, or the error it
 /// rejects with.
-pub type Completion = (u64, Result<Value, String>);
+pub type Completion = (u64, Result<Value, InvocationError>);
 
 /// What the script's thread shares with the invocation threads and the cancel watcher.
 pub struct Shared {
@@ -157,9 +158,11 @@ impl Host {
     }
 
     /// One call from the script. `Err` becomes a JavaScript `Error` with that message.
-    pub fn call(&mut self, op: &str, args: &str) -> Result<String, String> {
-        let args: Value = serde_json::from_str(args)
-            .map_err(|e| format!("internal: bad arguments for {op}: {e}"))?;
+    pub fn call(&mut self, op: &str, args: &str) -> Result<String, CallError> {
+        let args: Value = serde_json::from_str(args).map_err(|source| CallError::BadArguments {
+            op: op.to_string(),
+            source,
+        })?;
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
         let out = match op {
             "agents.create" => self.create(&arg(0), &arg(1))?,
@@ -171,7 +174,7 @@ impl Host {
                 Value::Null
             }
             "progress" => self.progress(&arg(0))?,
-            other => return Err(format!("internal: unknown workflow operation {other}")),
+            other => return Err(CallError::UnknownOperation(other.to_string())),
         };
         Ok(if out.is_null() {
             String::new()
@@ -180,33 +183,37 @@ impl Host {
         })
     }
 
-    fn check_stopped(&self) -> Result<(), String> {
+    fn check_stopped(&self) -> Result<(), CallError> {
         if self.rc.stop.is_cancelled() {
-            Err("the workflow run was cancelled".into())
+            Err(CallError::Cancelled)
         } else {
             Ok(())
         }
     }
 
-    fn create(&mut self, profile: &Value, opts: &Value) -> Result<Value, String> {
+    fn create(&mut self, profile: &Value, opts: &Value) -> Result<Value, CallError> {
         self.check_stopped()?;
         let Some(profile_key) = profile.as_str().filter(|s| !s.is_empty()) else {
-            return Err("wf.agents.create(profileKey, {initial, title, model}): profileKey must be a profile key such as \"writer\"".into());
+            return Err(CallError::Usage("wf.agents.create(profileKey, {initial, title, model}): profileKey must be a profile key such as \"writer\""));
         };
         let opts = object_opts(opts, "wf.agents.create", &["initial", "title", "model"])?;
         let initial = match opts.get("initial") {
             None | Some(Value::Null) => json!({}),
             Some(v @ Value::Object(_)) => v.clone(),
-            Some(_) => return Err("wf.agents.create: initial must be an object".into()),
+            Some(_) => {
+                return Err(CallError::Usage(
+                    "wf.agents.create: initial must be an object",
+                ))
+            }
         };
         let title = match opts.get("title") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(s.clone()),
-            Some(_) => return Err("wf.agents.create: title must be a string".into()),
+            Some(_) => return Err(CallError::Usage("wf.agents.create: title must be a string")),
         };
         let model = optional_string(opts.get("model"), "wf.agents.create: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.services.config(), m).map_err(|e| e.to_string())?;
+            super::check_model(self.rc.services.config(), m)?;
         }
         let title = title.unwrap_or_else(|| {
             let name = self
@@ -223,7 +230,7 @@ impl Host {
             .rc
             .services
             .create_agent(None, profile_key, initial, Some(&title))
-            .map_err(|e| format!("wf.agents.create: {e}"))?;
+            .map_err(CallError::Create)?;
         if let Some(m) = model {
             self.session_models.insert(info.id.clone(), m);
         }
@@ -239,15 +246,13 @@ impl Host {
         Ok(Value::String(info.id))
     }
 
-    fn invoke(&mut self, session: &Value, opts: &Value) -> Result<Value, String> {
+    fn invoke(&mut self, session: &Value, opts: &Value) -> Result<Value, CallError> {
         self.check_stopped()?;
         let Some(session_id) = session.as_str() else {
-            return Err("wf.agents.invoke(sessionId, {message, input, model}): sessionId must be the id wf.agents.create returned".into());
+            return Err(CallError::Usage("wf.agents.invoke(sessionId, {message, input, model}): sessionId must be the id wf.agents.create returned"));
         };
         if !self.sessions.iter().any(|s| s.session_id == session_id) {
-            return Err(format!(
-                "wf.agents.invoke: session '{session_id}' was not created by this workflow run; create one with wf.agents.create(profileKey) and invoke that"
-            ));
+            return Err(CallError::ForeignSession(session_id.to_string()));
         }
         let opts = object_opts(
             opts,
@@ -257,22 +262,20 @@ impl Host {
         let message = optional_string(opts.get("message"), "wf.agents.invoke: message")?;
         let input = opts.get("input").cloned().filter(|v| !v.is_null());
         if message.is_none() && input.is_none() {
-            return Err("wf.agents.invoke: give a message, an input, or both".into());
+            return Err(CallError::Usage(
+                "wf.agents.invoke: give a message, an input, or both",
+            ));
         }
         let model = optional_string(opts.get("model"), "wf.agents.invoke: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.services.config(), m).map_err(|e| e.to_string())?;
+            super::check_model(self.rc.services.config(), m)?;
         }
         let mode = match optional_string(opts.get("mode"), "wf.agents.invoke: mode")? {
             None => InvokeMode::Prompt,
-            Some(m) => InvokeMode::parse(&m).ok_or_else(|| {
-                format!(
-                    "wf.agents.invoke: mode '{m}' is not one of prompt, continue, steer, followup"
-                )
-            })?,
+            Some(m) => InvokeMode::parse(&m).ok_or(CallError::UnknownMode(m))?,
         };
         if self.rc.services.host().is_none() {
-            return Err("wf.agents.invoke: no agent host is running in this process, so agents cannot be invoked; run the workflow from the TUI or `nbook run`".into());
+            return Err(CallError::NoAgentHost);
         }
         let req = InvokeRequest {
             caller: None,
@@ -297,10 +300,9 @@ impl Host {
     pub fn pump(&mut self) {
         while let Some((ticket, req)) = self.queued.pop_front() {
             if self.rc.stop.is_cancelled() {
-                let _ = self.tx.send((
-                    ticket,
-                    Err("the workflow run was cancelled before this invocation started".into()),
-                ));
+                let _ = self
+                    .tx
+                    .send((ticket, Err(InvocationError::CancelledBeforeStart)));
                 self.running += 1; // accounted for when its completion is received
                 continue;
             }
@@ -321,7 +323,7 @@ impl Host {
     fn spawn_invocation(&mut self, ticket: u64, req: InvokeRequest) {
         self.running += 1;
         let Some(host) = self.rc.services.host() else {
-            let _ = self.tx.send((ticket, Err("the agent host stopped".into())));
+            let _ = self.tx.send((ticket, Err(InvocationError::HostStopped)));
             return;
         };
         self.shared
@@ -331,71 +333,67 @@ impl Host {
         let tx2 = tx.clone();
         let spawned = std::thread::Builder::new().name(name).spawn(move || {
             let out = if stop.is_cancelled() {
-                Err("the workflow run was cancelled before this invocation started".into())
+                Err(InvocationError::CancelledBeforeStart)
             } else {
                 host.invoke_blocking(req)
                     .map(outcome_json)
-                    .map_err(|e| e.to_string())
+                    .map_err(InvocationError::from)
             };
             shared.set_inflight(ticket, None);
             let _ = tx.send((ticket, out));
         });
         if let Err(e) = spawned {
             self.shared.set_inflight(ticket, None);
-            let _ = tx2.send((
-                ticket,
-                Err(format!("cannot start a thread for the invocation: {e}")),
-            ));
+            let _ = tx2.send((ticket, Err(InvocationError::Thread(e))));
         }
     }
 
-    fn read(&mut self, path: &Value) -> Result<Value, String> {
+    fn read(&mut self, path: &Value) -> Result<Value, CallError> {
         let Some(path) = path.as_str() else {
-            return Err(
-                "wf.workspace.read(path): path must be a project-relative path string".into(),
-            );
+            return Err(CallError::Usage(
+                "wf.workspace.read(path): path must be a project-relative path string",
+            ));
         };
         let ws = self.rc.services.workspace();
         let r = ws
             .resolve(path, Access::Read)
-            .map_err(|e| format!("wf.workspace.read: {e}"))?;
+            .map_err(CallError::ReadPath)?;
         if r.abs.is_dir() {
-            return Err(format!(
-                "wf.workspace.read: {} is a folder, not a file",
-                r.display
-            ));
+            return Err(CallError::ReadFolder(r.display));
         }
+        let io = |source: std::io::Error| CallError::ReadIo {
+            path: r.display.clone(),
+            source,
+        };
         let meta = std::fs::metadata(&r.abs).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                format!("wf.workspace.read: there is no file {}", r.display)
+                CallError::ReadMissing(r.display.clone())
             } else {
-                format!("wf.workspace.read: cannot read {}: {e}", r.display)
+                io(e)
             }
         })?;
         if meta.len() as usize > READ_LIMIT {
-            return Err(format!(
-                "wf.workspace.read: {} is {} bytes, more than the {READ_LIMIT} a workflow may read at once",
-                r.display,
-                meta.len()
-            ));
+            return Err(CallError::ReadTooLarge {
+                path: r.display.clone(),
+                len: meta.len(),
+                limit: READ_LIMIT,
+            });
         }
-        let bytes = std::fs::read(&r.abs)
-            .map_err(|e| format!("wf.workspace.read: cannot read {}: {e}", r.display))?;
+        let bytes = std::fs::read(&r.abs).map_err(io)?;
         String::from_utf8(bytes)
             .map(Value::String)
-            .map_err(|_| format!("wf.workspace.read: {} is not UTF-8 text", r.display))
+            .map_err(|_| CallError::ReadNotText(r.display.clone()))
     }
 
-    fn ask(&mut self, q: &Value) -> Result<Value, String> {
+    fn ask(&mut self, q: &Value) -> Result<Value, CallError> {
         self.check_stopped()?;
         let spec = AskSpec::parse(q)?;
         if self.rc.wait {
-            let err = format!(
-                "the workflow asked the author \"{}\", which a run started with wait:true cannot do, so the run was cancelled. Start it again with wait:false (it then runs in the background and the question reaches the author)",
-                spec.title
-            );
+            let err = CallError::AskInWaitMode {
+                title: spec.title.clone(),
+            };
             self.pending_asks.push(spec.describe(None));
-            self.wait_ask_error = Some(err.clone());
+            self.wait_ask_error = Some(err.to_string());
             self.rc.job_token.cancel();
             return Err(err);
         }
@@ -424,15 +422,13 @@ impl Host {
         let _ = jobs.set_waiting(&self.rc.job_id, false);
         let result = match answer {
             Ok(answers) => Ok(spec.interpret(answers.first())),
-            Err(_) if self.rc.stop.is_cancelled() => {
-                Err("the workflow run was cancelled while waiting for the author".to_string())
-            }
-            Err(e) => Err(format!("wf.ask: {e}")),
+            Err(_) if self.rc.stop.is_cancelled() => Err(CallError::AskCancelled),
+            Err(e) => Err(CallError::Ask(e)),
         };
         if let Some(last) = self.asks.last_mut() {
             match &result {
                 Ok(v) => last["answer"] = v.clone(),
-                Err(e) => last["error"] = Value::String(e.clone()),
+                Err(e) => last["error"] = Value::String(e.to_string()),
             }
         }
         self.write_detail();
@@ -450,17 +446,17 @@ impl Host {
         self.write_detail();
     }
 
-    fn progress(&mut self, p: &Value) -> Result<Value, String> {
+    fn progress(&mut self, p: &Value) -> Result<Value, CallError> {
         let o = object_opts(p, "wf.progress", &["phase", "done", "total"])?;
         let phase = optional_string(o.get("phase"), "wf.progress: phase")?;
-        let count = |k: &str| -> Result<u64, String> {
+        let count = |k: &'static str| -> Result<u64, CallError> {
             match o.get(k) {
                 None | Some(Value::Null) => Ok(0),
                 Some(v) => v
                     .as_f64()
                     .filter(|n| *n >= 0.0 && n.fract() == 0.0)
                     .map(|n| n as u64)
-                    .ok_or_else(|| format!("wf.progress: {k} must be a whole number ≥ 0")),
+                    .ok_or(CallError::NotCount { key: k }),
             }
         };
         let (done, total) = (count("done")?, count("total")?);
@@ -517,28 +513,32 @@ fn outcome_json(o: InvokeOutcome) -> Value {
 
 pub(super) fn object_opts<'a>(
     v: &'a Value,
-    what: &str,
+    what: &'static str,
     allowed: &[&str],
-) -> Result<&'a serde_json::Map<String, Value>, String> {
+) -> Result<&'a serde_json::Map<String, Value>, CallError> {
     static EMPTY: std::sync::OnceLock<serde_json::Map<String, Value>> = std::sync::OnceLock::new();
     let map = match v {
         Value::Null => EMPTY.get_or_init(Default::default),
         Value::Object(m) => m,
-        _ => return Err(format!("{what}: the options must be an object")),
+        _ => return Err(CallError::OptionsNotObject { what }),
     };
     if let Some(k) = map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(format!(
-            "{what}: unknown option '{k}'; the options are {}",
-            allowed.join(", ")
-        ));
+        return Err(CallError::UnknownOption {
+            what,
+            key: k.clone(),
+            allowed: allowed.join(", "),
+        });
     }
     Ok(map)
 }
 
-pub(super) fn optional_string(v: Option<&Value>, what: &str) -> Result<Option<String>, String> {
+pub(super) fn optional_string(
+    v: Option<&Value>,
+    what: &'static str,
+) -> Result<Option<String>, CallError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(format!("{what} must be a string")),
+        Some(_) => Err(CallError::NotString { what }),
     }
 }

@@ -53,6 +53,17 @@ fn secs(d: Duration) -> String {
     }
 }
 
+/// A limit the run passed, naming its config key and what to do about it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("the workflow ran longer than its {} limit ([workflows] time_limit_secs; time waiting for the author does not count) and was stopped; raise the limit in config.toml if the run really needs longer", secs(*.0))]
+    Wall(Duration),
+    #[error("the workflow's JavaScript ran for {} without waiting for an agent ([workflows] script_slice_ms) and was stopped; look for an endless loop (also one of promises or microtasks), or do heavy work in smaller steps", secs(*.0))]
+    Slice(Duration),
+    #[error("the workflow made more than {0} calls to wf ([workflows] max_host_calls) and was stopped; look for a loop that keeps calling wf.log, wf.progress or wf.workspace.read")]
+    HostCalls(u64),
+}
+
 /// The run's wall clock; shared with the watcher thread.
 pub struct Wall {
     started: Instant,
@@ -108,10 +119,7 @@ impl Wall {
     }
 
     pub fn message(&self) -> String {
-        format!(
-            "the workflow ran longer than its {} limit ([workflows] time_limit_secs; time waiting for the author does not count) and was stopped; raise the limit in config.toml if the run really needs longer",
-            secs(self.limit)
-        )
+        LimitError::Wall(self.limit).to_string()
     }
 }
 
@@ -122,7 +130,7 @@ pub struct Meter {
     calls: Cell<u64>,
     max_calls: u64,
     /// Why the run must stop, once a limit tripped.
-    tripped: RefCell<Option<String>>,
+    tripped: RefCell<Option<LimitError>>,
 }
 
 impl Meter {
@@ -141,35 +149,29 @@ impl Meter {
         self.slice_start.set(Instant::now());
     }
 
-    fn trip(&self, msg: String) {
-        self.tripped.borrow_mut().get_or_insert(msg);
+    fn trip(&self, why: LimitError) {
+        self.tripped.borrow_mut().get_or_insert(why);
     }
 
     /// Why the run must stop, if a limit tripped (checks the slice now).
-    pub fn check(&self) -> Option<String> {
+    pub fn check(&self) -> Option<LimitError> {
         if self.tripped.borrow().is_none() && self.slice_start.get().elapsed() >= self.slice {
-            self.trip(format!(
-                "the workflow's JavaScript ran for {} without waiting for an agent ([workflows] script_slice_ms) and was stopped; look for an endless loop (also one of promises or microtasks), or do heavy work in smaller steps",
-                secs(self.slice)
-            ));
+            self.trip(LimitError::Slice(self.slice));
         }
         self.tripped.borrow().clone()
     }
 
     /// Run one host call: counted against the budget, its time left out of the slice.
-    pub fn host_call<R>(&self, f: impl FnOnce() -> R) -> Result<R, String> {
+    pub fn host_call<R>(&self, f: impl FnOnce() -> R) -> Result<R, LimitError> {
         if let Some(why) = self.tripped.borrow().clone() {
             return Err(why);
         }
         let n = self.calls.get() + 1;
         self.calls.set(n);
         if n > self.max_calls {
-            let msg = format!(
-                "the workflow made more than {} calls to wf ([workflows] max_host_calls) and was stopped; look for a loop that keeps calling wf.log, wf.progress or wf.workspace.read",
-                self.max_calls
-            );
-            self.trip(msg.clone());
-            return Err(msg);
+            let why = LimitError::HostCalls(self.max_calls);
+            self.trip(why.clone());
+            return Err(why);
         }
         let t0 = Instant::now();
         let out = f();
@@ -208,7 +210,7 @@ mod tests {
         m.host_call(|| ()).unwrap();
         m.host_call(|| ()).unwrap();
         let e = m.host_call(|| ()).unwrap_err();
-        assert!(e.contains("max_host_calls"), "{e}");
+        assert!(e.to_string().contains("max_host_calls"), "{e}");
         assert_eq!(m.check(), Some(e));
         let m = Meter::new(&Limits {
             wall: Duration::from_secs(60),
@@ -216,6 +218,8 @@ mod tests {
             max_host_calls: 3,
         });
         std::thread::sleep(Duration::from_millis(30));
-        assert!(m.check().is_some_and(|e| e.contains("script_slice_ms")));
+        assert!(m
+            .check()
+            .is_some_and(|e| e.to_string().contains("script_slice_ms")));
     }
 }

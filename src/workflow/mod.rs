@@ -39,6 +39,7 @@
 //! not journaled: a run cut short by the program stopping is `interrupted`, never resumed.
 
 mod ask;
+pub mod call_error;
 pub mod catalogue;
 pub mod host;
 pub mod limits;
@@ -292,7 +293,7 @@ pub fn launch(engine: &Arc<dyn ToolServices>, l: Launch) -> Result<Launched, Wor
         Ok(h) => h,
         Err(e) => {
             let err = WorkflowError::Thread(e);
-            let _ = engine.jobs().finish(&job_id, Err(err.to_string()));
+            let _ = engine.jobs().finish(&job_id, Err::<Value, _>(&err));
             return Err(err);
         }
     };
@@ -303,7 +304,7 @@ pub fn launch(engine: &Arc<dyn ToolServices>, l: Launch) -> Result<Launched, Wor
         Ok(report) => Ok(Launched::Finished(Box::new(report))),
         Err(_) => {
             let err = WorkflowError::Crashed;
-            let _ = engine.jobs().finish(&job_id, Err(err.to_string()));
+            let _ = engine.jobs().finish(&job_id, Err::<Value, _>(&err));
             Err(err)
         }
     }

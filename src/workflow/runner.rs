@@ -268,7 +268,7 @@ fn execute(
             } else if stop.is_cancelled() {
                 Some(CANCELLED.to_string())
             } else {
-                meter.check()
+                meter.check().map(|e| e.to_string())
             }
         })
     };
@@ -323,7 +323,7 @@ fn execute(
                     host.borrow_mut().completed();
                     let (ok, text) = match out {
                         Ok(v) => (true, v.to_string()),
-                        Err(e) => (false, e),
+                        Err(e) => (false, e.to_string()),
                     };
                     settle
                         .call::<_, ()>((ticket as f64, ok, text))
@@ -381,11 +381,14 @@ fn prelude<'js>(
             // A stopped run makes no more host calls. QuickJS polls the interrupt only every
             // few thousand operations, which with a slow call in the loop (each wf.log writes
             // the job file) could be seconds; refused calls are fast, so the poll comes soon.
+            // The edge: a refused call becomes the script's exception, with this text.
             let r = match why() {
                 Some(stopped) => Err(stopped),
-                None => meter
-                    .host_call(|| host.borrow_mut().call(&op, &args))
-                    .and_then(|r| r),
+                None => match meter.host_call(|| host.borrow_mut().call(&op, &args)) {
+                    Ok(Ok(out)) => Ok(out),
+                    Ok(Err(e)) => Err(e.to_string()),
+                    Err(limit) => Err(limit.to_string()),
+                },
             };
             r.map_err(|msg| Exception::throw_message(&ctx, &msg))
         },

@@ -176,24 +176,37 @@ pub(crate) fn open_journal_dir(root: &RootDir, create: bool) -> io::Result<Owned
     Ok(dir)
 }
 
+/// Why a journal file could not be read back; recovery shows it after the journal's name.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RecordError {
+    #[error("{0}")]
+    Open(#[source] Errno),
+    #[error("it is too large to be a journal")]
+    TooLarge,
+    #[error("{0}")]
+    Read(#[source] io::Error),
+    #[error("it is not a journal nbook wrote ({0})")]
+    NotJournal(#[source] serde_json::Error),
+}
+
 /// Read a journal file (not following links, size-capped).
-pub(crate) fn read_record(dir: &OwnedFd, name: &OsStr) -> Result<Record, String> {
+pub(crate) fn read_record(dir: &OwnedFd, name: &OsStr) -> Result<Record, RecordError> {
     let fd = openat(
         dir,
         name,
         OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
         Mode::empty(),
     )
-    .map_err(|e| e.to_string())?;
-    let st = fstat(&fd).map_err(|e| e.to_string())?;
+    .map_err(RecordError::Open)?;
+    let st = fstat(&fd).map_err(RecordError::Open)?;
     if st.st_size < 0 || st.st_size as u64 > MAX_JOURNAL_BYTES {
-        return Err("it is too large to be a journal".into());
+        return Err(RecordError::TooLarge);
     }
     let mut bytes = Vec::new();
     std::fs::File::from(fd)
         .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    serde_json::from_slice(&bytes).map_err(|e| format!("it is not a journal nbook wrote ({e})"))
+        .map_err(RecordError::Read)?;
+    serde_json::from_slice(&bytes).map_err(RecordError::NotJournal)
 }
 
 /// An open journal of one commit in progress.

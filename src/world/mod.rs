@@ -58,6 +58,9 @@ pub enum WorldError {
     Schema(#[from] schema::SchemaError),
     #[error("world database error: {0}")]
     Db(#[from] rusqlite::Error),
+    /// `world.search.text` without a usable embedding service (says what to configure).
+    #[error(transparent)]
+    Embedding(std::sync::Arc<crate::net::embed::EmbedError>),
 }
 
 impl WorldError {

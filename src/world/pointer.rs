@@ -2,12 +2,19 @@
 //! alone addresses the subject's whole state (NeuroBook's "root replace"), since an attribute
 //! with an empty name is never meant. `~0` escapes `~` and `~1` escapes `/`.
 
+/// A patch path that is not a JSON Pointer; names the path and how to write it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PointerError {
+    #[error("path {0:?} must be a JSON Pointer starting with \"/\" (e.g. \"/hp\")")]
+    NoSlash(String),
+    #[error("path {0:?} has a bad escape: use ~0 for ~ and ~1 for /")]
+    BadEscape(String),
+}
+
 /// Split a path into unescaped tokens. `/` gives no tokens (the root).
-pub fn parse(path: &str) -> Result<Vec<String>, String> {
+pub fn parse(path: &str) -> Result<Vec<String>, PointerError> {
     if !path.starts_with('/') {
-        return Err(format!(
-            "path {path:?} must be a JSON Pointer starting with \"/\" (e.g. \"/hp\")"
-        ));
+        return Err(PointerError::NoSlash(path.to_string()));
     }
     if path == "/" {
         return Ok(Vec::new());
@@ -25,11 +32,7 @@ pub fn parse(path: &str) -> Result<Vec<String>, String> {
                 match chars.next() {
                     Some('0') => out.push('~'),
                     Some('1') => out.push('/'),
-                    _ => {
-                        return Err(format!(
-                            "path {path:?} has a bad escape: use ~0 for ~ and ~1 for /"
-                        ))
-                    }
+                    _ => return Err(PointerError::BadEscape(path.to_string())),
                 }
             }
             Ok(out)

@@ -200,7 +200,7 @@ impl WorldStore<'_> {
         let mut rows: Vec<PatchRow> = Vec::with_capacity(full.len());
         for (k, p) in full.iter().enumerate() {
             let n = k.checked_sub(defaults);
-            let at = |why: String| {
+            let at = |why: &dyn std::fmt::Display| {
                 let which = n.map_or("a default patch".to_string(), |n| format!("patch {n}"));
                 WorldError::Invalid(format!(
                     "{which} ({} {} on {}): {why}",
@@ -210,30 +210,30 @@ impl WorldStore<'_> {
                 ))
             };
             let s = &subjects[index[p.subject_id.as_str()]];
-            let tokens = pointer::parse(&p.path).map_err(at)?;
+            let tokens = pointer::parse(&p.path).map_err(|e| at(&e))?;
             let node = self.schema.node(&s.kind, &tokens);
             // A path through a reference or a scalar is kept and flagged (E4/E3) below, as
             // NeuroBook does; everything else must fit the schema.
             if !matches!(node, Node::ThroughRef(_) | Node::ThroughScalar(_)) {
-                check_embedding_list(self.schema, &s.kind, &tokens, p.op).map_err(at)?;
+                check_embedding_list(self.schema, &s.kind, &tokens, p.op).map_err(|e| at(&e))?;
                 if !node.allows(p.op) {
                     let ops: Vec<&str> = [Op::Replace, Op::Increment, Op::Append, Op::Remove]
                         .into_iter()
                         .filter(|o| node.allows(*o))
                         .map(Op::as_str)
                         .collect();
-                    return Err(at(format!(
+                    return Err(at(&format_args!(
                         "{} is not allowed on {}; allowed: {}",
                         p.op.as_str(),
                         node.label(),
                         ops.join(", ")
                     )));
                 }
-                check_value(&node, p.op, p.value.as_ref()).map_err(at)?;
+                check_value(&node, p.op, p.value.as_ref()).map_err(|e| at(&e))?;
             }
             let red = states
                 .get_mut(&s.id)
-                .ok_or_else(|| at("internal: no state".into()))?;
+                .ok_or_else(|| at(&"internal: no state"))?;
             if let Some(fill) = completion(&node, p, &tokens, &red.state) {
                 rows.push(self.row(slice_id, instant, rows.len(), &fill));
                 let last = rows.len() - 1;
@@ -306,7 +306,7 @@ impl WorldStore<'_> {
                     "a subject id must be non-empty text without surrounding spaces".into(),
                 ));
             }
-            pointer::parse(&p.path).map_err(at)?;
+            pointer::parse(&p.path).map_err(|e| at(e.to_string()))?;
             if subjects.iter().any(|s| s.id == p.subject_id) {
                 continue;
             }
@@ -420,6 +420,15 @@ fn completion(
     })
 }
 
+/// A patch that edits one item of an embedding-text list (`/<list>/…`), which only appends.
+#[derive(Debug, thiserror::Error)]
+#[error("/{list} is an embedding-text list: its items cannot be changed one by one ({op} on {path}); add items with append of {{text}} at /{list}")]
+pub struct ItemEdit {
+    list: String,
+    op: &'static str,
+    path: String,
+}
+
 /// Embedding-text lists (the schema's events) take `append` of `{text}` only (checked with the
 /// value); their items cannot be replaced or removed one by one, since search keeps them
 /// row by row.
@@ -428,7 +437,7 @@ fn check_embedding_list(
     kind: &str,
     tokens: &[String],
     op: Op,
-) -> Result<(), String> {
+) -> Result<(), ItemEdit> {
     if tokens.len() < 2 {
         return Ok(());
     }
@@ -436,13 +445,11 @@ fn check_embedding_list(
         Node::Typed(Attr {
             kind: Kind::Embedding { record: false },
             ..
-        }) => Err(format!(
-            "/{} is an embedding-text list: its items cannot be changed one by one ({} on {}); add items with append of {{text}} at /{}",
-            pointer::escape(&tokens[0]),
-            op.as_str(),
-            pointer::join(tokens),
-            pointer::escape(&tokens[0])
-        )),
+        }) => Err(ItemEdit {
+            list: pointer::escape(&tokens[0]),
+            op: op.as_str(),
+            path: pointer::join(tokens),
+        }),
         _ => Ok(()),
     }
 }

@@ -114,7 +114,7 @@ pub fn apply_value(
     op: &str,
     value: Option<&Value>,
 ) -> Result<(), Fail> {
-    let tokens = pointer::parse(path).map_err(|e| (Code::E3, e))?;
+    let tokens = pointer::parse(path).map_err(|e| (Code::E3, e.to_string()))?;
     let op = Op::parse(op).ok_or_else(|| {
         (
             Code::E3,

@@ -183,9 +183,55 @@ pub enum SchemaError {
         #[source]
         source: std::io::Error,
     },
-    /// What is wrong in the schema text (the key or attribute, and what is expected there).
-    #[error("{0}")]
-    Definition(String),
+    /// The text is not TOML: the parser's message, after the line it stopped at (when the
+    /// parser says where).
+    #[error("{}{}", line.map(|l| format!("line {l}: ")).unwrap_or_default(), .source.message())]
+    Toml {
+        line: Option<usize>,
+        #[source]
+        source: toml::de::Error,
+    },
+    #[error("unknown top-level key `{0}` (expected [types.<name>])")]
+    UnknownTopLevel(String),
+    /// `at` (a key path such as `types.hero.attributes`) is not a table.
+    #[error("{at} must be a table")]
+    NotTable { at: String },
+    #[error("{at} must be text")]
+    NotText { at: String },
+    #[error("types.{name}: unknown key `{key}` (expected description, attributes)")]
+    UnknownTypeKey { name: String, key: String },
+    #[error("{at}: missing `kind` ({KINDS})")]
+    MissingKind { at: String },
+    #[error("{at}: expected a kind name or a table with `kind`")]
+    NotAnAttribute { at: String },
+    #[error("{at}: unknown key `{key}` for kind {kind}")]
+    UnknownAttrKey {
+        at: String,
+        key: String,
+        kind: String,
+    },
+    #[error("{at}: a ref needs `to = \"<type>\"`")]
+    RefWithoutTo { at: String },
+    #[error("{at}: container must be \"list\" or \"record\", not {container:?}")]
+    BadContainer { at: String, container: String },
+    #[error("{at}: unknown kind {kind:?} (expected {KINDS})")]
+    UnknownKind { at: String, kind: String },
+    /// A default that cannot be stored as JSON.
+    #[error("{at}.default: {source}")]
+    DefaultNotJson {
+        at: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A default that does not fit its own attribute.
+    #[error("{at}.default: {source}")]
+    BadDefault {
+        at: String,
+        #[source]
+        source: ValueError,
+    },
+    #[error("{at}: refers to the undeclared type {to:?}")]
+    UndeclaredType { at: String, to: String },
     #[error("{file}: {source}")]
     InFile {
         file: String,
@@ -213,19 +259,20 @@ impl Schema {
 
     /// Parse schema text; the error names the type or attribute that is wrong.
     pub fn parse(text: &str) -> Result<Schema, SchemaError> {
-        Schema::parse_text(text).map_err(SchemaError::Definition)
-    }
-
-    fn parse_text(text: &str) -> Result<Schema, String> {
-        let root: toml::Table = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        let root: toml::Table = toml::from_str(text).map_err(|source| SchemaError::Toml {
+            line: source
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+            source,
+        })?;
         let mut types = BTreeMap::new();
         for (key, v) in &root {
             if key != "types" {
-                return Err(format!(
-                    "unknown top-level key `{key}` (expected [types.<name>])"
-                ));
+                return Err(SchemaError::UnknownTopLevel(key.clone()));
             }
-            let table = v.as_table().ok_or("`types` must be a table")?;
+            let table = v.as_table().ok_or_else(|| SchemaError::NotTable {
+                at: "`types`".into(),
+            })?;
             for (name, t) in table {
                 types.insert(name.clone(), parse_type(name, t)?);
             }
@@ -318,10 +365,10 @@ impl Schema {
     }
 }
 
-fn parse_type(name: &str, v: &toml::Value) -> Result<TypeDef, String> {
-    let t = v
-        .as_table()
-        .ok_or_else(|| format!("types.{name} must be a table"))?;
+fn parse_type(name: &str, v: &toml::Value) -> Result<TypeDef, SchemaError> {
+    let t = v.as_table().ok_or_else(|| SchemaError::NotTable {
+        at: format!("types.{name}"),
+    })?;
     let mut out = TypeDef {
         name: name.into(),
         description: String::new(),
@@ -332,13 +379,15 @@ fn parse_type(name: &str, v: &toml::Value) -> Result<TypeDef, String> {
             "description" => {
                 out.description = v
                     .as_str()
-                    .ok_or(format!("types.{name}.description must be text"))?
+                    .ok_or_else(|| SchemaError::NotText {
+                        at: format!("types.{name}.description"),
+                    })?
                     .into()
             }
             "attributes" => {
-                let attrs = v
-                    .as_table()
-                    .ok_or(format!("types.{name}.attributes must be a table"))?;
+                let attrs = v.as_table().ok_or_else(|| SchemaError::NotTable {
+                    at: format!("types.{name}.attributes"),
+                })?;
                 for (a, spec) in attrs {
                     out.attrs.insert(
                         a.clone(),
@@ -347,9 +396,10 @@ fn parse_type(name: &str, v: &toml::Value) -> Result<TypeDef, String> {
                 }
             }
             other => {
-                return Err(format!(
-                    "types.{name}: unknown key `{other}` (expected description, attributes)"
-                ))
+                return Err(SchemaError::UnknownTypeKey {
+                    name: name.into(),
+                    key: other.into(),
+                })
             }
         }
     }
@@ -358,17 +408,17 @@ fn parse_type(name: &str, v: &toml::Value) -> Result<TypeDef, String> {
 
 const KINDS: &str = "int, float, string, bool, ref, list, collection, object, embedding";
 
-fn parse_attr(at: &str, v: &toml::Value) -> Result<Attr, String> {
+fn parse_attr(at: &str, v: &toml::Value) -> Result<Attr, SchemaError> {
     let empty = toml::Table::new();
     let (kind_name, t) = match v {
         toml::Value::String(s) => (s.as_str(), &empty),
         toml::Value::Table(t) => (
             t.get("kind")
                 .and_then(|k| k.as_str())
-                .ok_or_else(|| format!("{at}: missing `kind` ({KINDS})"))?,
+                .ok_or_else(|| SchemaError::MissingKind { at: at.into() })?,
             t,
         ),
-        _ => return Err(format!("{at}: expected a kind name or a table with `kind`")),
+        _ => return Err(SchemaError::NotAnAttribute { at: at.into() }),
     };
     let allowed: &[&str] = match kind_name {
         "ref" => &["to"],
@@ -381,10 +431,14 @@ fn parse_attr(at: &str, v: &toml::Value) -> Result<Attr, String> {
         if !["kind", "default", "description"].contains(&key.as_str())
             && !allowed.contains(&key.as_str())
         {
-            return Err(format!("{at}: unknown key `{key}` for kind {kind_name}"));
+            return Err(SchemaError::UnknownAttrKey {
+                at: at.into(),
+                key: key.clone(),
+                kind: kind_name.into(),
+            });
         }
     }
-    let sub = |key: &str| -> Result<Option<Box<Attr>>, String> {
+    let sub = |key: &str| -> Result<Option<Box<Attr>>, SchemaError> {
         t.get(key)
             .map(|v| parse_attr(&format!("{at}.{key}"), v).map(Box::new))
             .transpose()
@@ -397,7 +451,7 @@ fn parse_attr(at: &str, v: &toml::Value) -> Result<Attr, String> {
         "ref" => Kind::Ref(
             t.get("to")
                 .and_then(|v| v.as_str())
-                .ok_or_else(|| format!("{at}: a ref needs `to = \"<type>\"`"))?
+                .ok_or_else(|| SchemaError::RefWithoutTo { at: at.into() })?
                 .into(),
         ),
         "list" | "collection" => Kind::List {
@@ -407,10 +461,9 @@ fn parse_attr(at: &str, v: &toml::Value) -> Result<Attr, String> {
         "object" => {
             let mut fields = BTreeMap::new();
             if let Some(f) = t.get("fields") {
-                for (k, v) in f
-                    .as_table()
-                    .ok_or_else(|| format!("{at}.fields must be a table"))?
-                {
+                for (k, v) in f.as_table().ok_or_else(|| SchemaError::NotTable {
+                    at: format!("{at}.fields"),
+                })? {
                     fields.insert(k.clone(), parse_attr(&format!("{at}.fields.{k}"), v)?);
                 }
             }
@@ -427,16 +480,27 @@ fn parse_attr(at: &str, v: &toml::Value) -> Result<Attr, String> {
             "list" => Kind::Embedding { record: false },
             "record" => Kind::Embedding { record: true },
             other => {
-                return Err(format!(
-                    "{at}: container must be \"list\" or \"record\", not {other:?}"
-                ))
+                return Err(SchemaError::BadContainer {
+                    at: at.into(),
+                    container: other.into(),
+                })
             }
         },
-        other => return Err(format!("{at}: unknown kind {other:?} (expected {KINDS})")),
+        other => {
+            return Err(SchemaError::UnknownKind {
+                at: at.into(),
+                kind: other.into(),
+            })
+        }
     };
     let default = t
         .get("default")
-        .map(|d| serde_json::to_value(d).map_err(|e| format!("{at}.default: {e}")))
+        .map(|d| {
+            serde_json::to_value(d).map_err(|source| SchemaError::DefaultNotJson {
+                at: at.into(),
+                source,
+            })
+        })
         .transpose()?;
     let attr = Attr {
         kind,
@@ -447,17 +511,22 @@ fn parse_attr(at: &str, v: &toml::Value) -> Result<Attr, String> {
             .map(String::from),
     };
     if let Some(d) = &attr.default {
-        check_value(&Node::Typed(&attr), Op::Replace, Some(d))
-            .map_err(|e| format!("{at}.default: {e}"))?;
+        check_value(&Node::Typed(&attr), Op::Replace, Some(d)).map_err(|source| {
+            SchemaError::BadDefault {
+                at: at.into(),
+                source,
+            }
+        })?;
     }
     Ok(attr)
 }
 
-fn check_refs(types: &BTreeMap<String, TypeDef>, at: &str, a: &Attr) -> Result<(), String> {
+fn check_refs(types: &BTreeMap<String, TypeDef>, at: &str, a: &Attr) -> Result<(), SchemaError> {
     match &a.kind {
-        Kind::Ref(to) if !types.contains_key(to) => {
-            Err(format!("{at}: refers to the undeclared type {to:?}"))
-        }
+        Kind::Ref(to) if !types.contains_key(to) => Err(SchemaError::UndeclaredType {
+            at: at.into(),
+            to: to.clone(),
+        }),
         Kind::List { items: Some(i), .. } => check_refs(types, at, i),
         Kind::Object { fields, values } => {
             for (k, f) in fields {
@@ -489,7 +558,7 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 mod values;
-pub use values::{check_value, short};
+pub use values::{check_value, short, ValueError};
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -145,7 +145,7 @@ where
         match ask(summarize, request).await {
             Ok(s) => summaries.push(s),
             Err(e) => {
-                details.summary_error = Some(e);
+                details.summary_error = Some(e.to_string());
                 failed_at = Some(chunk.first);
                 break;
             }
@@ -188,7 +188,7 @@ where
             match ask(summarize, request).await {
                 Ok(s) => next.push(s),
                 Err(e) => {
-                    details.summary_error = Some(e);
+                    details.summary_error = Some(e.to_string());
                     break;
                 }
             }
@@ -209,7 +209,17 @@ where
     }
 }
 
-async fn ask<F, Fut, E>(summarize: &F, request: String) -> Result<String, String>
+/// Why one summary request gave nothing to use (kept in the compaction's details).
+#[derive(Debug, thiserror::Error)]
+enum SummaryError<E> {
+    #[error("the summarizer returned no text")]
+    Empty,
+    /// The summarizer's own error.
+    #[error("{0}")]
+    Failed(E),
+}
+
+async fn ask<F, Fut, E>(summarize: &F, request: String) -> Result<String, SummaryError<E>>
 where
     F: Fn(String) -> Fut,
     Fut: Future<Output = Result<String, E>>,
@@ -217,8 +227,8 @@ where
 {
     match summarize(request).await {
         Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-        Ok(_) => Err("the summarizer returned no text".into()),
-        Err(e) => Err(e.to_string()),
+        Ok(_) => Err(SummaryError::Empty),
+        Err(e) => Err(SummaryError::Failed(e)),
     }
 }
 

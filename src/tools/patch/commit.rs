@@ -29,14 +29,14 @@ use std::sync::Arc;
 use rustix::fs::{fsync, renameat, statat, unlinkat, AtFlags};
 use rustix::io::Errno;
 
-use super::error::PatchError;
+use super::error::{PatchError, ResolveError};
 use super::plan::{PlannedFile, PlannedKind};
 use crate::workspace::atomic::{sibling_name, stage_at, BACKUP_TAG, TEMP_TAG};
 use crate::workspace::journal::{content_hash, Entry, JPath, Journal, Op, Record, State};
 use crate::workspace::{RootDir, Target};
 
 /// Resolves a path of the patch to its checked destination.
-pub type ResolveFn<'a> = dyn Fn(&str) -> Result<Target, String> + 'a;
+pub type ResolveFn<'a> = dyn Fn(&str) -> Result<Target, ResolveError> + 'a;
 
 /// The final state of one destination.
 struct Slot {
@@ -104,7 +104,7 @@ fn commit_with(
     let mut set = |path: &str, content: Option<&String>| -> Result<(), PatchError> {
         let target = resolve(path).map_err(|reason| PatchError::InvalidPath {
             path: path.to_string(),
-            reason,
+            reason: reason.to_string(),
         })?;
         let content = content.cloned();
         match index.get(&target.resolved.abs) {

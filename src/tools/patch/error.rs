@@ -25,6 +25,21 @@ pub enum PatchError {
     Io { context: String, message: String },
 }
 
+/// Why a path of the patch has no destination to commit to; becomes the `reason` of
+/// [`PatchError::InvalidPath`].
+#[derive(Debug, Error)]
+pub enum ResolveError {
+    /// The tool resolved (and authorized) every path before planning, but not this one.
+    #[error("{0} was not resolved")]
+    NotResolved(String),
+    /// The path is not acceptable as written (absolute, `..`, empty).
+    #[error(transparent)]
+    Invalid(#[from] PatchError),
+    /// The path cannot be reached inside the project without leaving it.
+    #[error(transparent)]
+    Refused(#[from] crate::workspace::walk::Refusal),
+}
+
 impl PatchError {
     pub(crate) fn io(context: impl Into<String>, message: impl ToString) -> Self {
         PatchError::Io {

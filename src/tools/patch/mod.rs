@@ -35,7 +35,7 @@ use std::sync::Arc;
 use crate::workspace::RootDir;
 
 pub use commit::{commit_plan, ResolveFn};
-pub use error::PatchError;
+pub use error::{PatchError, ResolveError};
 pub use parser::{parse_patch, Hunk, UpdateChunk};
 pub use plan::{plan_patch, PlannedFile, PlannedKind, ReadFn};
 
@@ -80,8 +80,8 @@ pub fn apply_to_dir(root: &Path, patch: &str) -> Result<Vec<String>, PatchError>
             .map_err(|e| PatchError::io(format!("Failed to open {}", root.display()), e))?,
     );
     commit_plan(&plan, &|path| {
-        check_relative(path).map_err(|e| e.to_string())?;
-        held.target(path).map_err(|e| e.to_string())
+        check_relative(path)?;
+        Ok(held.target(path)?)
     })
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::workspace::{RootDir, Target};
 
-use super::error::PatchError;
+use super::error::{PatchError, ResolveError};
 use super::parser::parse_patch;
 use super::plan::{plan_patch, split_lines, PlannedFile, PlannedKind};
 use super::{commit_plan, unified_diff};
@@ -263,12 +263,12 @@ fn commit_failure_removes_created_dirs_and_temps() {
     let held = Arc::new(RootDir::open(&root, false).expect("hold"));
     // `blocker/` is missing when checked; a file appears there before the commit creates the
     // folder: the commit must not write through it, and undoes everything staged.
-    let resolve = |p: &str| -> Result<Target, String> {
-        let t = held.target(p).map_err(|e| e.to_string());
+    let resolve = |p: &str| -> Result<Target, ResolveError> {
+        let t = held.target(p)?;
         if p == "blocker/x.txt" {
-            fs::write(root.join("blocker"), "file\n").map_err(|e| e.to_string())?;
+            fs::write(root.join("blocker"), "file\n").expect("write the blocker");
         }
-        t
+        Ok(t)
     };
     let err = commit_plan(&plan, &resolve).expect_err("blocker is a file");
     assert!(
@@ -297,8 +297,9 @@ fn commit_resolve_error_writes_nothing() {
             previous: None,
         },
     }];
-    let err = commit_plan(&plan, &|_| Err("not authorized".into())).expect_err("refused");
-    assert_eq!(err.to_string(), "Invalid path 'a': not authorized");
+    let err =
+        commit_plan(&plan, &|p| Err(ResolveError::NotResolved(p.into()))).expect_err("refused");
+    assert_eq!(err.to_string(), "Invalid path 'a': a was not resolved");
 }
 
 #[test]

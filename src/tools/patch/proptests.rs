@@ -243,7 +243,7 @@ proptest! {
         let held = Arc::new(RootDir::open(&root, false).expect("hold"));
         let result = if in_swap {
             // Fails in the swap phase, after the first rename.
-            commit_failing_after(&plan, &|p| held.target(p).map_err(|e| e.to_string()), 1)
+            commit_failing_after(&plan, &|p| Ok(held.target(p)?), 1)
         } else {
             // Fails while staging: after `late/below` was checked, someone puts a file where
             // its folder is to be created (it must not be followed, and everything staged is
@@ -253,11 +253,11 @@ proptest! {
                 kind: PlannedKind::Add { content: "x\n".into(), previous: None },
             });
             commit_plan(&plan, &|p| {
-                let t = held.target(p).map_err(|e| e.to_string());
+                let t = held.target(p)?;
                 if p == "late/below" {
-                    fs::write(root.join("late"), "a file, not a folder\n").map_err(|e| e.to_string())?;
+                    fs::write(root.join("late"), "a file, not a folder\n").expect("write the file");
                 }
-                t
+                Ok(t)
             })
         };
         prop_assert!(result.is_err(), "commit should fail");

@@ -14,7 +14,8 @@ use super::charset;
 use super::html::html_to_text;
 use super::ssrf::{check_url, fetch_client, precheck_url};
 use super::{
-    now_rfc3339, run_async, FETCH_TIMEOUT, MAX_BODY_BYTES, MAX_CONTENT_CHARS, MAX_REDIRECTS,
+    now_rfc3339, run_async, WebError, FETCH_TIMEOUT, MAX_BODY_BYTES, MAX_CONTENT_CHARS,
+    MAX_REDIRECTS,
 };
 use crate::config::WebConfig;
 use crate::engine::effects::normalize_host;
@@ -40,7 +41,7 @@ struct Fetched {
     body_truncated: bool,
 }
 
-async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, String> {
+async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, WebError> {
     let deadline = tokio::time::Instant::now() + FETCH_TIMEOUT;
     let work = async move {
         let mut url = start;
@@ -58,28 +59,40 @@ async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, String> {
                 )
                 .send()
                 .await
-                .map_err(|e| format!("cannot fetch {url}: {e}"))?;
+                .map_err(|source| WebError::Send {
+                    url: url.to_string(),
+                    source,
+                })?;
             let status = resp.status();
             if status.is_redirection() {
                 let loc = resp
                     .headers()
                     .get("location")
                     .and_then(|v| v.to_str().ok())
-                    .ok_or_else(|| format!("{url} answered {status} without a Location"))?;
-                let next = url
-                    .join(loc)
-                    .map_err(|e| format!("{url} redirects to an invalid URL {loc:?}: {e}"))?;
+                    .ok_or_else(|| WebError::NoLocation {
+                        url: url.to_string(),
+                        status,
+                    })?;
+                let next = url.join(loc).map_err(|e| WebError::BadRedirect {
+                    url: url.to_string(),
+                    location: loc.to_string(),
+                    source: Box::new(e),
+                })?;
                 hops += 1;
                 if hops > MAX_REDIRECTS {
-                    return Err(format!(
-                        "too many redirects (more than {MAX_REDIRECTS}) starting from the requested URL; last hop {url} → {next}"
-                    ));
+                    return Err(WebError::TooManyRedirects {
+                        url: url.to_string(),
+                        next: next.to_string(),
+                    });
                 }
                 url = next;
                 continue;
             }
             if !status.is_success() {
-                return Err(format!("{url} answered {status}"));
+                return Err(WebError::Status {
+                    url: url.to_string(),
+                    status,
+                });
             }
             let content_type = resp
                 .headers()
@@ -90,11 +103,10 @@ async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, String> {
             let mut resp = resp;
             let mut body = Vec::new();
             let mut body_truncated = false;
-            while let Some(chunk) = resp
-                .chunk()
-                .await
-                .map_err(|e| format!("error reading {url}: {e}"))?
-            {
+            while let Some(chunk) = resp.chunk().await.map_err(|source| WebError::Body {
+                url: url.to_string(),
+                source,
+            })? {
                 let room = MAX_BODY_BYTES - body.len();
                 if chunk.len() > room {
                     body.extend_from_slice(&chunk[..room]);
@@ -113,7 +125,7 @@ async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, String> {
     };
     tokio::time::timeout_at(deadline, work)
         .await
-        .map_err(|_| format!("the fetch took longer than {}s", FETCH_TIMEOUT.as_secs()))?
+        .map_err(|_| WebError::Timeout)?
 }
 
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
@@ -137,7 +149,8 @@ impl TypedTool for WebFetch {
     const PARALLEL_SAFE: bool = true;
     fn egress(&self, ctx: &ToolCtx, args: &FetchArgs) -> Result<Vec<EgressRequest>, ToolError> {
         let (_, url) = url_arg(args)?;
-        let host = precheck_url(&ctx.config.web, &url).map_err(ToolError::Failed)?;
+        let host =
+            precheck_url(&ctx.config.web, &url).map_err(|e| ToolError::failed(e.to_string()))?;
         Ok(vec![EgressRequest {
             host: normalize_host(&host),
             method: "GET",

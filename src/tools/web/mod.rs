@@ -16,11 +16,13 @@ use std::time::Duration;
 use crate::engine::tool::ToolError;
 
 mod charset;
+mod error;
 mod fetch;
 mod html;
 mod search;
 mod ssrf;
 
+pub use error::WebError;
 pub use fetch::WebFetch;
 pub use html::html_to_text;
 pub use search::{WebSearch, DEFAULT_SEARCH_ORDER};
@@ -32,12 +34,13 @@ pub const MAX_CONTENT_CHARS: usize = 20_000;
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(20);
 pub const SEARCH_TIMEOUT: Duration = Duration::from_secs(20);
 /// Run a request future on the shared network runtime (tools are synchronous).
+/// The edge: a web error becomes the tool's failure text.
 fn run_async<T: Send + 'static>(
-    fut: impl std::future::Future<Output = Result<T, String>> + Send + 'static,
+    fut: impl std::future::Future<Output = Result<T, WebError>> + Send + 'static,
 ) -> Result<T, ToolError> {
     crate::net::runtime::block_on(fut)
         .map_err(|e| ToolError::failed(e.to_string()))?
-        .map_err(ToolError::Failed)
+        .map_err(|e| ToolError::failed(e.to_string()))
 }
 
 fn now_rfc3339() -> String {

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::{run_async, SEARCH_TIMEOUT};
+use super::{run_async, WebError, SEARCH_TIMEOUT};
 use crate::config::{Config, WebConfig};
 use crate::engine::effects::normalize_host;
 use crate::engine::tool::{EgressRequest, Mutates, ToolCtx, ToolError, ToolOutput};
@@ -119,37 +119,46 @@ struct SearchReq {
     max_results: usize,
 }
 
-fn client() -> Result<reqwest::Client, String> {
-    crate::net::http::client().map_err(|e| e.to_string())
+fn client() -> Result<reqwest::Client, WebError> {
+    Ok(crate::net::http::client()?)
 }
 
 /// Send one provider request and read its JSON answer. A failed send, a reply that is not
 /// JSON, and a non-success status (with the provider's own message, picked out of the reply
 /// by `message`) become errors naming the provider.
 async fn send_json(
-    provider: &str,
+    provider: &'static str,
     url: &str,
     req: reqwest::RequestBuilder,
     message: fn(&Value) -> Option<&str>,
-) -> Result<Value, String> {
+) -> Result<Value, WebError> {
     let resp = req
         .timeout(SEARCH_TIMEOUT)
         .send()
         .await
-        .map_err(|e| format!("{provider}: {url} did not answer: {e}"))?;
+        .map_err(|source| WebError::NoAnswer {
+            provider,
+            url: url.to_string(),
+            source,
+        })?;
     let status = resp.status();
-    let v: Value = resp
-        .json()
-        .await
-        .map_err(|e| format!("{provider}: {url} sent no JSON ({status}): {e}"))?;
+    let v: Value = resp.json().await.map_err(|source| WebError::NotJson {
+        provider,
+        url: url.to_string(),
+        status,
+        source,
+    })?;
     if !status.is_success() {
-        let msg = message(&v).unwrap_or("no message");
-        return Err(format!("{provider} answered {status}: {msg}"));
+        return Err(WebError::Provider {
+            provider,
+            status,
+            message: message(&v).unwrap_or("no message").to_string(),
+        });
     }
     Ok(v)
 }
 
-async fn search_tavily(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String> {
+async fn search_tavily(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, WebError> {
     let mut body = json!({
         "query": r.query,
         "max_results": r.max_results,
@@ -184,7 +193,7 @@ async fn search_tavily(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String
     .await?;
     let results = v["results"]
         .as_array()
-        .ok_or_else(|| "tavily: the answer has no `results` list".to_string())?;
+        .ok_or(WebError::NoResults("tavily"))?;
     Ok(results
         .iter()
         .map(|x| {
@@ -235,7 +244,7 @@ fn brave_params(r: &SearchReq) -> Vec<(&'static str, String)> {
     params
 }
 
-async fn search_brave(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, String> {
+async fn search_brave(p: &Provider, r: &SearchReq) -> Result<Vec<Value>, WebError> {
     let params = brave_params(r);
     let url = format!("{}/res/v1/web/search", p.base);
     let req = client()?
@@ -409,10 +418,7 @@ impl TypedTool for WebSearch {
                     Err(e) => errors.push(e),
                 }
             }
-            Err(format!(
-                "every web search provider failed: {}",
-                errors.join("; ")
-            ))
+            Err(WebError::AllFailed(errors))
         })?;
         let out = json!({"query": query, "provider": provider, "results": results});
         Ok(ToolOutput {

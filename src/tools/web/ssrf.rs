@@ -10,6 +10,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
+use super::WebError;
 use crate::config::WebConfig;
 
 /// Every IPv4 address embedded in `v6`, with the name of the embedding. Teredo carries two
@@ -130,28 +131,25 @@ fn is_localhost_name(host: &str) -> bool {
     h == "localhost" || h.ends_with(".localhost")
 }
 
-fn refused(host: &str, ip: IpAddr, why: &str) -> String {
-    format!(
-        "refused: {host} resolves to {ip} ({why} address); web_fetch only reaches public hosts. \
-         To allow this host, add it to `allow_hosts` under [web] in config.toml"
-    )
+fn refused(host: &str, ip: IpAddr, why: &str) -> WebError {
+    WebError::Refused {
+        host: host.to_string(),
+        ip,
+        why: why.to_string(),
+    }
 }
 
 /// What can be checked about a URL without the network: the scheme, that it has a host, and
 /// — for IP literals and `localhost` names — whether the address may be reached. Run before
 /// the author is asked about the request, so nobody approves a fetch that is refused anyway.
-pub(super) fn precheck_url(web: &WebConfig, url: &reqwest::Url) -> Result<String, String> {
+pub(super) fn precheck_url(web: &WebConfig, url: &reqwest::Url) -> Result<String, WebError> {
     match url.scheme() {
         "http" | "https" => {}
-        other => {
-            return Err(format!(
-                "web_fetch only fetches http and https URLs, not {other}:"
-            ))
-        }
+        other => return Err(WebError::Scheme(other.to_string())),
     }
     let host = url
         .host_str()
-        .ok_or_else(|| format!("{url} has no host"))?
+        .ok_or_else(|| WebError::NoHost(url.to_string()))?
         .to_string();
     let name = bare(&host).to_ascii_lowercase();
     if host_allowed(web, &host) {
@@ -162,17 +160,14 @@ pub(super) fn precheck_url(web: &WebConfig, url: &reqwest::Url) -> Result<String
             return Err(refused(&host, ip, &why));
         }
     } else if is_localhost_name(&name) {
-        return Err(format!(
-            "refused: {host} resolves to this machine (a loopback name); web_fetch only reaches public hosts. \
-             To allow this host, add it to `allow_hosts` under [web] in config.toml"
-        ));
+        return Err(WebError::Loopback(host));
     }
     Ok(name)
 }
 
 /// Resolve and check one URL's host, for a clear refusal before anything is sent. (The
 /// connection itself goes through [`fetch_client`]'s resolver, which checks again.)
-pub(super) async fn check_url(web: &WebConfig, url: &reqwest::Url) -> Result<(), String> {
+pub(super) async fn check_url(web: &WebConfig, url: &reqwest::Url) -> Result<(), WebError> {
     let name = precheck_url(web, url)?;
     let host = url.host_str().unwrap_or_default().to_string();
     if host_allowed(web, &host) || name.parse::<IpAddr>().is_ok() {
@@ -181,10 +176,13 @@ pub(super) async fn check_url(web: &WebConfig, url: &reqwest::Url) -> Result<(),
     let port = url.port_or_known_default().unwrap_or(80);
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((name.as_str(), port))
         .await
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
+        .map_err(|source| WebError::Resolve {
+            host: host.clone(),
+            source,
+        })?
         .collect();
     if addrs.is_empty() {
-        return Err(format!("{host} resolves to no address"));
+        return Err(WebError::NoAddress(host));
     }
     for a in &addrs {
         if let Some(why) = blocked_reason(a.ip()) {
@@ -224,7 +222,7 @@ impl reqwest::dns::Resolve for GuardedResolver {
 /// web_fetch's client for these egress settings: no redirects (each hop is checked by the
 /// caller), the guarded resolver. One per distinct `allow_hosts`, kept and shared, so its
 /// connection pool is reused; only a handful of settings exist in one process.
-pub(super) fn fetch_client(web: &WebConfig) -> Result<reqwest::Client, String> {
+pub(super) fn fetch_client(web: &WebConfig) -> Result<reqwest::Client, WebError> {
     static CLIENTS: Mutex<Vec<(Vec<String>, reqwest::Client)>> = Mutex::new(Vec::new());
     let mut key: Vec<String> = web
         .allow_hosts
@@ -244,7 +242,7 @@ pub(super) fn fetch_client(web: &WebConfig) -> Result<reqwest::Client, String> {
             allow_hosts: web.allow_hosts.clone(),
         }))
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+        .map_err(WebError::Client)?;
     if clients.len() >= 8 {
         clients.remove(0);
     }
@@ -336,7 +334,7 @@ mod tests {
             "http://a.localhost/",
         ] {
             let u = reqwest::Url::parse(url).unwrap();
-            let e = precheck_url(&web, &u).unwrap_err();
+            let e = precheck_url(&web, &u).unwrap_err().to_string();
             assert!(e.starts_with("refused"), "{url}: {e}");
         }
         let u = reqwest::Url::parse("https://Example.com/x?q=1").unwrap();

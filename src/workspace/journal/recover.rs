@@ -10,10 +10,45 @@ use rustix::fs::{
 };
 use rustix::io::Errno;
 
-use super::{content_hash, open_journal_dir, read_record, Entry, JPath, Op, Record, State};
+use super::{
+    content_hash, open_journal_dir, read_record, Entry, JPath, Op, Record, RecordError, State,
+};
 use crate::workspace::atomic::{is_sibling_of, BACKUP_TAG, TEMP_TAG};
 use crate::workspace::walk::open_dir_nofollow;
 use crate::workspace::RootDir;
+
+/// Why one interrupted commit could not be repaired; shown to the author after the journal's
+/// name, with the advice to check the files it names.
+#[derive(Debug, thiserror::Error)]
+enum RepairError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error("its folder is gone")]
+    FolderGone,
+    #[error("cannot rename {from} to {to}: {source}")]
+    Rename {
+        from: String,
+        to: String,
+        #[source]
+        source: Errno,
+    },
+    #[error("it names a path nbook would never write: {0}")]
+    NeverWritten(String),
+    #[error("empty path")]
+    EmptyPath,
+    #[error("the folder of {path} cannot be opened without following a link ({source})")]
+    FolderLink {
+        path: String,
+        #[source]
+        source: Errno,
+    },
+    #[error("{path} is not a {tag} file of {target}")]
+    NotSibling {
+        path: String,
+        tag: &'static str,
+        target: String,
+    },
+}
 
 /// Finish or roll back every interrupted commit recorded under `root`, remove the temporary
 /// files, and say what was done (one line per commit, for the author).
@@ -56,7 +91,10 @@ pub fn recover(root: &RootDir) -> Vec<String> {
             continue;
         }
         let shown = format!(".nbook/journal/{}", name.to_string_lossy());
-        match read_record(&dir, &name).and_then(|rec| repair(root, &rec)) {
+        let repaired = read_record(&dir, &name)
+            .map_err(RepairError::from)
+            .and_then(|rec| repair(root, &rec));
+        match repaired {
             Ok(note) => {
                 let _ = unlinkat(&dir, name.as_os_str(), AtFlags::empty());
                 notes.extend(note);
@@ -114,20 +152,18 @@ impl Loc<'_> {
             .is_some_and(|d| unlinkat(d, name, AtFlags::empty()).is_ok())
     }
 
-    fn rename(&self, from: &OsStr, to: &OsStr) -> Result<(), String> {
-        let dir = self.dir.as_ref().ok_or("its folder is gone")?;
-        renameat(dir, from, dir, to).map_err(|e| {
-            format!(
-                "cannot rename {} to {}: {e}",
-                from.to_string_lossy(),
-                to.to_string_lossy()
-            )
+    fn rename(&self, from: &OsStr, to: &OsStr) -> Result<(), RepairError> {
+        let dir = self.dir.as_ref().ok_or(RepairError::FolderGone)?;
+        renameat(dir, from, dir, to).map_err(|source| RepairError::Rename {
+            from: from.to_string_lossy().into_owned(),
+            to: to.to_string_lossy().into_owned(),
+            source,
         })
     }
 }
 
 /// Plain components inside the project, never in `.nbook` or `.git`.
-fn checked_components(p: &JPath) -> Result<Vec<OsString>, String> {
+fn checked_components(p: &JPath) -> Result<Vec<OsString>, RepairError> {
     let comps = p.components();
     let bad = comps.is_empty()
         || comps
@@ -136,28 +172,25 @@ fn checked_components(p: &JPath) -> Result<Vec<OsString>, String> {
         || comps[0] == ".nbook"
         || comps[0] == ".git";
     if bad {
-        return Err(format!(
-            "it names a path nbook would never write: {}",
-            p.show()
-        ));
+        return Err(RepairError::NeverWritten(p.show()));
     }
     Ok(comps)
 }
 
-fn locate<'a>(root: &RootDir, entry: &'a Entry) -> Result<Loc<'a>, String> {
+fn locate<'a>(root: &RootDir, entry: &'a Entry) -> Result<Loc<'a>, RepairError> {
     let mut comps = checked_components(&entry.target)?;
-    let name = comps.pop().ok_or("empty path")?;
+    let name = comps.pop().ok_or(RepairError::EmptyPath)?;
     let dir = match open_dir_nofollow(&root.fd, &comps) {
         Ok(d) => Some(d),
         Err(Errno::NOENT) => None,
-        Err(e) => {
-            return Err(format!(
-                "the folder of {} cannot be opened without following a link ({e})",
-                entry.target.show()
-            ))
+        Err(source) => {
+            return Err(RepairError::FolderLink {
+                path: entry.target.show(),
+                source,
+            })
         }
     };
-    let sibling = |p: &Option<JPath>, tag: &str| -> Result<Option<OsString>, String> {
+    let sibling = |p: &Option<JPath>, tag: &'static str| -> Result<Option<OsString>, RepairError> {
         match p {
             None => Ok(None),
             Some(p) => {
@@ -165,11 +198,11 @@ fn locate<'a>(root: &RootDir, entry: &'a Entry) -> Result<Loc<'a>, String> {
                 if is_sibling_of(&n, &name, tag) {
                     Ok(Some(n))
                 } else {
-                    Err(format!(
-                        "{} is not a {tag} file of {}",
-                        p.show(),
-                        entry.target.show()
-                    ))
+                    Err(RepairError::NotSibling {
+                        path: p.show(),
+                        tag,
+                        target: entry.target.show(),
+                    })
                 }
             }
         }
@@ -185,7 +218,7 @@ fn locate<'a>(root: &RootDir, entry: &'a Entry) -> Result<Loc<'a>, String> {
 
 /// Repair one journal's commit; the note for the author (`None` when there was nothing to
 /// tell, e.g. a `write` killed after its rename).
-fn repair(root: &RootDir, rec: &Record) -> Result<Option<String>, String> {
+fn repair(root: &RootDir, rec: &Record) -> Result<Option<String>, RepairError> {
     let locs = rec
         .entries
         .iter()

@@ -3,7 +3,7 @@
 //! from civil and back, after H. Hinnant) in i128, so every i64 instant formats and parses.
 
 use super::template::{self, Piece, TokenKind, Val};
-use super::{CalendarError, Zoom};
+use super::{CalendarError, DefinitionError, Zoom};
 
 pub const DEFAULT_FORMAT: &str = "{era}{year}-{month:02}-{day:02} {hour:02}:{minute:02}";
 const TOKENS: [&str; 8] = [
@@ -33,12 +33,14 @@ pub struct Civil {
 }
 
 impl Gregorian {
-    pub fn new(era_before: &str, era_after: &str, format: &str) -> Result<Gregorian, String> {
+    pub fn new(
+        era_before: &str,
+        era_after: &str,
+        format: &str,
+    ) -> Result<Gregorian, DefinitionError> {
         let mut pieces = template::compile(format, &|n| TOKENS.contains(&n))?;
         if era_before == era_after {
-            return Err(
-                "era_before and era_after must differ, or BC and AD years read the same".into(),
-            );
+            return Err(DefinitionError::SameGregorianEras);
         }
         let has_era = pieces
             .iter()
@@ -58,7 +60,10 @@ impl Gregorian {
                 .iter()
                 .any(|p| matches!(p, Piece::Tok { name, .. } if name == needed))
             {
-                return Err(format!("format {format:?} must contain {{{needed}}}"));
+                return Err(DefinitionError::MissingToken {
+                    format: format.into(),
+                    token: needed.into(),
+                });
             }
         }
         Ok(Gregorian {

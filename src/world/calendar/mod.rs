@@ -13,6 +13,7 @@
 //! it cannot read with the form it expected.
 
 pub mod custom;
+pub mod definition;
 pub mod gregorian;
 pub mod simple;
 pub mod template;
@@ -22,6 +23,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 pub use custom::Custom;
+pub use definition::DefinitionError;
 pub use gregorian::Gregorian;
 pub use simple::Simple;
 
@@ -51,6 +53,9 @@ pub enum CalendarError {
     /// A calendar definition that does not make sense (the message says what to change).
     #[error("{0}")]
     Definition(String),
+    /// A gregorian or simple calendar's format, eras or units do not fit together.
+    #[error(transparent)]
+    Units(#[from] DefinitionError),
     #[error("unknown calendar kind {0:?} (expected gregorian, simple or custom)")]
     UnknownKind(String),
     /// Text that is not a time in this calendar; `why` says what was expected.
@@ -161,7 +166,7 @@ impl Calendar {
                     f.format.as_deref().unwrap_or(gregorian::DEFAULT_FORMAT),
                 )
                 .map(Calendar::Gregorian)
-                .map_err(definition)
+                .map_err(CalendarError::from)
             }
             "simple" => {
                 let format = f
@@ -179,7 +184,7 @@ impl Calendar {
                     &f.units,
                 )
                 .map(Calendar::Simple)
-                .map_err(definition)
+                .map_err(CalendarError::from)
             }
             "custom" => {
                 let script = f.script.as_deref().ok_or_else(|| {

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::template::{self, Piece, TokenKind, Val};
-use super::{CalendarError, Zoom};
+use super::{CalendarError, DefinitionError, Zoom};
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,20 +56,17 @@ impl Simple {
         base_unit: &str,
         format: &str,
         defs: &[UnitDef],
-    ) -> Result<Simple, String> {
+    ) -> Result<Simple, DefinitionError> {
         if era_before == era_after {
-            return Err("era_before and era_after must differ".into());
+            return Err(DefinitionError::SameEras);
         }
         let mut by_parent: BTreeMap<&str, &UnitDef> = BTreeMap::new();
         for d in defs {
             if d.ratio < 2 {
-                return Err(format!("unit {:?}: ratio must be at least 2", d.name));
+                return Err(DefinitionError::RatioTooSmall(d.name.clone()));
             }
             if by_parent.insert(d.parent.as_str(), d).is_some() {
-                return Err(format!(
-                    "two units are made of {:?}; units must form one chain",
-                    d.parent
-                ));
+                return Err(DefinitionError::SharedParent(d.parent.clone()));
             }
         }
         let base_start = if is_counted_from_one(base_unit) { 1 } else { 0 };
@@ -83,7 +80,7 @@ impl Simple {
         while let Some(d) = by_parent.remove(current.as_str()) {
             let size = units[units.len() - 1].size * d.ratio as i128;
             if size > 10i128.pow(30) {
-                return Err(format!("unit {:?} is too large", d.name));
+                return Err(DefinitionError::TooLarge(d.name.clone()));
             }
             let start = d
                 .start
@@ -98,10 +95,10 @@ impl Simple {
             current = d.name.clone();
         }
         if let Some((_, d)) = by_parent.into_iter().next() {
-            return Err(format!(
-                "unit {:?} is not on the chain that starts at {base_unit:?}",
-                d.name
-            ));
+            return Err(DefinitionError::OffChain {
+                unit: d.name.clone(),
+                base: base_unit.into(),
+            });
         }
         // Names of unit i count its values inside unit i + 1.
         for d in defs {
@@ -110,20 +107,16 @@ impl Simple {
             }
             let i = units.iter().position(|u| u.name == d.name).unwrap_or(0);
             let Some(next) = units.get(i + 1) else {
-                return Err(format!(
-                    "unit {:?} is the largest unit; it cannot have names",
-                    d.name
-                ));
+                return Err(DefinitionError::NamedLargest(d.name.clone()));
             };
             let per = next.size / units[i].size;
             if d.names.len() as i128 != per {
-                return Err(format!(
-                    "unit {:?} has {} names but {} of them make one {}",
-                    d.name,
-                    d.names.len(),
+                return Err(DefinitionError::NameCount {
+                    unit: d.name.clone(),
+                    names: d.names.len(),
                     per,
-                    next.name
-                ));
+                    next: next.name.clone(),
+                });
             }
             units[i].names = d.names.clone();
         }
@@ -152,9 +145,10 @@ impl Simple {
             .iter()
             .any(|p| matches!(p, Piece::Tok { name, .. } if name == top))
         {
-            return Err(format!(
-                "format {format:?} must contain the largest unit {{{top}}}"
-            ));
+            return Err(DefinitionError::MissingLargest {
+                format: format.into(),
+                unit: top.clone(),
+            });
         }
         Ok(Simple {
             era_before: era_before.into(),
@@ -408,5 +402,20 @@ pub(crate) mod tests {
         .unwrap_err()
         .to_string()
         .contains("largest unit"));
+        // The unit at fault is a field: the loader's message and a caller both name it.
+        assert_eq!(
+            Simple::new(
+                "B",
+                "",
+                "second",
+                "{hour}",
+                &[d("minute", "second"), d("hour", "minute"), d("x", "moon")]
+            )
+            .unwrap_err(),
+            DefinitionError::OffChain {
+                unit: "x".into(),
+                base: "second".into()
+            }
+        );
     }
 }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::CalendarError;
+use super::{CalendarError, DefinitionError};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Piece {
@@ -25,16 +25,16 @@ pub enum TokenKind {
 }
 
 /// Split a format into pieces. `known` tells which token names exist.
-pub fn compile(format: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<Piece>, String> {
+pub fn compile(format: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<Piece>, DefinitionError> {
     let mut pieces = Vec::new();
     let mut lit = String::new();
     let mut rest = format;
     while let Some(open) = rest.find('{') {
         lit.push_str(&rest[..open]);
         let after = &rest[open + 1..];
-        let close = after
-            .find('}')
-            .ok_or_else(|| format!("format {format:?}: a `{{` is not closed"))?;
+        let close = after.find('}').ok_or_else(|| DefinitionError::Unclosed {
+            format: format.into(),
+        })?;
         let inner = &after[..close];
         let (name, width) = match inner.split_once(':') {
             Some((n, w)) => {
@@ -45,15 +45,19 @@ pub fn compile(format: &str, known: &dyn Fn(&str) -> bool) -> Result<Vec<Piece>,
                     })
                     .and_then(|w| w.parse().ok())
                     .filter(|n| (1..=20).contains(n))
-                    .ok_or_else(|| {
-                        format!("format {format:?}: `{{{inner}}}` — a width is written like `:02`")
+                    .ok_or_else(|| DefinitionError::BadWidth {
+                        format: format.into(),
+                        inner: inner.into(),
                     })?;
                 (n, width)
             }
             None => (inner, 0),
         };
         if !known(name) {
-            return Err(format!("format {format:?}: unknown token `{{{name}}}`"));
+            return Err(DefinitionError::UnknownToken {
+                format: format.into(),
+                token: name.into(),
+            });
         }
         if !lit.is_empty() {
             pieces.push(Piece::Lit(std::mem::take(&mut lit)));
@@ -150,7 +154,7 @@ pub fn read(
                     let n: i128 = rest[..take]
                         .parse()
                         .map_err(|_| fail(format!("bad number for {{{name}}}")))?;
-                    insert(&mut out, name, n).map_err(fail)?;
+                    insert(&mut out, name, n).map_err(|e| fail(e.to_string()))?;
                     pos += take;
                 }
                 TokenKind::Names(names) => {
@@ -166,7 +170,7 @@ pub fn read(
                             shorten(rest)
                         )));
                     };
-                    insert(&mut out, name, idx as i128).map_err(fail)?;
+                    insert(&mut out, name, idx as i128).map_err(|e| fail(e.to_string()))?;
                     pos += n.len();
                 }
             },
@@ -181,9 +185,14 @@ pub fn read(
     Ok(out)
 }
 
-fn insert(out: &mut BTreeMap<String, i128>, name: &str, v: i128) -> Result<(), String> {
+/// A token read twice from one text with two different values.
+#[derive(Debug, thiserror::Error)]
+#[error("{{{0}}} appears twice with different values")]
+struct Conflict(String);
+
+fn insert(out: &mut BTreeMap<String, i128>, name: &str, v: i128) -> Result<(), Conflict> {
     match out.insert(name.to_string(), v) {
-        Some(old) if old != v => Err(format!("{{{name}}} appears twice with different values")),
+        Some(old) if old != v => Err(Conflict(name.into())),
         _ => Ok(()),
     }
 }

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 
-use crate::net::embed::EmbedConfig;
+use std::sync::Arc;
+
+use crate::net::embed::{EmbedConfig, EmbedError};
 use crate::world::embed::{self, SearchOptions};
 use crate::world::index::Pending;
 use crate::world::issues::Issue;
@@ -41,11 +43,34 @@ pub struct Host {
     pub issues: Vec<Issue>,
     pub logs: Vec<String>,
     log_bytes: usize,
-    pub embedding: Result<EmbedConfig, String>,
+    /// The embedding service for `world.search.text`, or why there is none (shared: it is
+    /// reported to every search the script makes).
+    pub embedding: Result<EmbedConfig, Arc<EmbedError>>,
     pub deadline: Instant,
 }
 
 type Out = Result<Value, WorldError>;
+
+/// Why a `world.*` call from the script was refused; the prelude's bridge throws it into the
+/// script as an exception with this text.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("world.{op} was refused: the script's time limit has passed and it is being stopped")]
+    TimeUp { op: String },
+    /// The prelude sent arguments that are not JSON (a bug in the prelude, not the script's).
+    #[error("{op}: bad arguments: {source}")]
+    BadArguments {
+        op: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("world.{op} is not available: this profile has read-only world access")]
+    ReadOnly { op: String },
+    #[error("the world database is closed")]
+    Closed,
+    #[error(transparent)]
+    World(#[from] WorldError),
+}
 
 /// The latest slice instant (0 for none) and whether checkpoints may be used.
 pub fn probe(conn: &Connection, world: &World) -> Result<(i64, bool), WorldError> {
@@ -59,7 +84,7 @@ impl Host {
         conn: Connection,
         world: World,
         access: Access,
-        embedding: Result<EmbedConfig, String>,
+        embedding: Result<EmbedConfig, Arc<EmbedError>>,
         deadline: Instant,
         (now, checkpoints): (i64, bool),
     ) -> Host {
@@ -98,24 +123,23 @@ impl Host {
     }
 
     /// Run one API call. Errors become JavaScript exceptions with the same message.
-    pub fn call(&mut self, op: &str, args: &str) -> Result<String, String> {
+    pub fn call(&mut self, op: &str, args: &str) -> Result<String, CallError> {
         // A script that keeps calling the host (from a loop or from promise jobs) is bounded
         // by the deadline here too, not only by the interrupt between bytecodes.
         if Instant::now() >= self.deadline {
-            return Err(format!(
-                "world.{op} was refused: the script's time limit has passed and it is being stopped"
-            ));
+            return Err(CallError::TimeUp { op: op.into() });
         }
         let args: Vec<Value> =
-            serde_json::from_str(args).map_err(|e| format!("{op}: bad arguments: {e}"))?;
+            serde_json::from_str(args).map_err(|source| CallError::BadArguments {
+                op: op.into(),
+                source,
+            })?;
         let arg = |i: usize| args.get(i).cloned().unwrap_or(Value::Null);
         let write_op = matches!(op, "slice.write" | "slice.editPatches" | "slice.delete");
         if write_op && self.access != Access::Write {
-            return Err(format!(
-                "world.{op} is not available: this profile has read-only world access"
-            ));
+            return Err(CallError::ReadOnly { op: op.into() });
         }
-        let conn = self.conn.as_ref().ok_or("the world database is closed")?;
+        let conn = self.conn.as_ref().ok_or(CallError::Closed)?;
         let st = WorldStore::sharing(conn, &self.world, &self.pending, self.checkpoints);
         let mut found: Vec<Issue> = Vec::new();
         let mut change: Option<(Change, i64)> = None;
@@ -240,7 +264,7 @@ impl Host {
             self.query_instant = self.query_instant.max(t);
             self.changes.push(c);
         }
-        out.map(|v| v.to_string()).map_err(|e| e.to_string())
+        Ok(out?.to_string())
     }
 
     /// An instant argument: a BigInt, an integer, or a date in the project calendar.
@@ -320,7 +344,7 @@ impl Host {
         let cfg = self
             .embedding
             .as_ref()
-            .map_err(|e| WorldError::Invalid(e.clone()))?;
+            .map_err(|e| WorldError::Embedding(e.clone()))?;
         let query = query
             .as_str()
             .filter(|q| !q.trim().is_empty())

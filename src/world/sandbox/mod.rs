@@ -20,7 +20,7 @@ pub mod preview;
 
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rquickjs::{
@@ -37,7 +37,7 @@ use super::issues::{self, Issue};
 use super::write::Change;
 use super::{World, WorldError};
 use crate::js;
-use crate::net::embed::EmbedConfig;
+use crate::net::embed::{EmbedConfig, EmbedError};
 
 const PRELUDE: &str = include_str!("prelude.js");
 const FILE: &str = "script.js";
@@ -110,7 +110,7 @@ pub fn run(
     world: &World,
     code: &str,
     opts: &Options,
-    embedding: Result<EmbedConfig, String>,
+    embedding: Result<EmbedConfig, EmbedError>,
 ) -> (Connection, Result<Outcome, ScriptError>) {
     let started = Instant::now();
     let deadline = started + opts.time_limit;
@@ -129,7 +129,7 @@ pub fn run(
         conn,
         world.clone(),
         opts.access,
-        embedding,
+        embedding.map_err(Arc::new),
         deadline,
         probed,
     )));
@@ -232,14 +232,20 @@ fn execute(
     })
 }
 
+/// The world prelude (compiled into the binary) failed to compile: a bug, never the script's
+/// fault. Kept in the cache, so it holds QuickJS's description rather than its error.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("internal: the world API prelude failed to compile: {0}")]
+struct PreludeError(String);
+
 /// The prelude compiled once to QuickJS bytecode: loading it is ~6x cheaper than parsing it
 /// for every script (DESIGN.md wants a whole execute_world call under 0.5 ms).
-fn prelude_bytecode() -> Result<&'static [u8], String> {
-    static BYTES: OnceLock<Result<Vec<u8>, String>> = OnceLock::new();
+fn prelude_bytecode() -> Result<&'static [u8], PreludeError> {
+    static BYTES: OnceLock<Result<Vec<u8>, PreludeError>> = OnceLock::new();
     BYTES
         .get_or_init(|| {
-            let rt = Runtime::new().map_err(|e| e.to_string())?;
-            let ctx = js::context(&rt).map_err(|e| e.to_string())?;
+            let rt = Runtime::new().map_err(|e| PreludeError(e.to_string()))?;
+            let ctx = js::context(&rt).map_err(|e| PreludeError(e.to_string()))?;
             ctx.with(|ctx| {
                 let src = format!(
                     "export default {}",
@@ -247,7 +253,7 @@ fn prelude_bytecode() -> Result<&'static [u8], String> {
                 );
                 Module::declare(ctx.clone(), "prelude.js", src)
                     .and_then(|m| m.write(WriteOptions::default()))
-                    .map_err(|e| js::describe(&ctx, e, "prelude.js"))
+                    .map_err(|e| PreludeError(js::describe(&ctx, e, "prelude.js")))
             })
         })
         .as_deref()
@@ -265,13 +271,13 @@ fn prelude<'js>(
         ctx.clone(),
         move |ctx: Ctx<'js>, op: String, args: String| -> rquickjs::Result<String> {
             let r = h.borrow_mut().call(&op, &args);
-            r.map_err(|msg| Exception::throw_message(&ctx, &msg))
+            r.map_err(|e| Exception::throw_message(&ctx, &e.to_string()))
         },
     )?;
     let sink = Function::new(ctx.clone(), move |level: String, text: String| {
         host.borrow_mut().log(&level, &text);
     })?;
-    let bytes = prelude_bytecode().map_err(|e| Exception::throw_internal(ctx, &e))?;
+    let bytes = prelude_bytecode().map_err(|e| Exception::throw_internal(ctx, &e.to_string()))?;
     // SAFETY: `bytes` was written by this same QuickJS build, in this process, from the
     // prelude source compiled into the binary (see `prelude_bytecode`) — never from input.
     let module = unsafe { Module::load(ctx.clone(), bytes) }?;

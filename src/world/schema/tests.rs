@@ -96,6 +96,23 @@ fn bad_schemas_are_explained() {
             .contains("default")
     );
     assert!(Schema::parse("[kinds.a]\n").is_err());
+    // The key path names the attribute, so the author finds it in a long schema.
+    match Schema::parse("[types.hero.attributes]\nhp = { kind = \"int\", to = \"x\" }\n") {
+        Err(SchemaError::UnknownAttrKey { at, key, kind }) => {
+            assert_eq!(
+                (at.as_str(), key.as_str(), kind.as_str()),
+                ("types.hero.attributes.hp", "to", "int")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Broken TOML says on which line the parser stopped.
+    let e = Schema::parse("[types.a]\ndescription = \"x\"\n\nbroken = \n").unwrap_err();
+    assert!(
+        matches!(e, SchemaError::Toml { line: Some(4), .. }),
+        "{e:?}"
+    );
+    assert!(e.to_string().starts_with("line 4: "), "{e}");
     let s = Schema::parse("[types.a.attributes]\ntags = { kind = \"collection\", items = \"string\" }\nst = { kind = \"object\", fields = { str = \"int\" } }\n").unwrap();
     let n = s.node("a", &["st".to_string(), "str".to_string()]);
     assert!(n.allows(Op::Increment));

@@ -5,16 +5,51 @@ use serde_json::Value;
 
 use super::{ref_target, valid_id, Attr, Kind, Node, Op};
 
+/// Why a value may not be written where it was to go; each says what to write instead.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// A fixed rule of the operation or kind (the text says what to write instead).
+    #[error("{0}")]
+    Rule(&'static str),
+    #[error("increment needs a finite number, not {0}")]
+    NotFinite(String),
+    #[error("this is an int attribute: increment by a whole number, not {0}")]
+    FractionalIncrement(f64),
+    /// The value (`got`, shortened) is not of the attribute's kind (`want`).
+    #[error("expected {want}, got {got}")]
+    Expected { want: String, got: String },
+    #[error("a collection holds each value once; {0} appears twice")]
+    Duplicate(String),
+    /// A field of an object value is wrong.
+    #[error("{field}: {source}")]
+    InField {
+        field: String,
+        #[source]
+        source: Box<ValueError>,
+    },
+    #[error("an embedding-text list takes items {{text: \"…\"}}, not {0}")]
+    NotListItem(String),
+    #[error("do not write `{0}`: nbook computes the embedding of each item itself; append {{text}} only")]
+    Computed(String),
+    #[error("unknown field {0:?}: an embedding-text list item is {{text}} only")]
+    UnknownItemField(String),
+}
+
+fn expected(want: impl Into<String>, v: &Value) -> ValueError {
+    ValueError::Expected {
+        want: want.into(),
+        got: short(v),
+    }
+}
+
 /// Whether `value` may be written at `node` with `op`. Messages say what to write instead.
-pub fn check_value(node: &Node<'_>, op: Op, value: Option<&Value>) -> Result<(), String> {
+pub fn check_value(node: &Node<'_>, op: Op, value: Option<&Value>) -> Result<(), ValueError> {
     match op {
         Op::Increment => {
-            let v = value.ok_or("increment needs a numeric value")?;
-            let n = v.as_f64().filter(|f| f.is_finite()).ok_or_else(|| {
-                format!("increment needs a finite number, not {}", short(v))
-            })?;
+            let v = value.ok_or(ValueError::Rule("increment needs a numeric value"))?;
+            let n = v.as_f64().filter(|f| f.is_finite()).ok_or_else(|| ValueError::NotFinite(short(v)))?;
             if matches!(node, Node::Typed(Attr { kind: Kind::Int, .. })) && !(v.is_i64() || v.is_u64() || n.fract() == 0.0) {
-                return Err(format!("this is an int attribute: increment by a whole number, not {n}"));
+                return Err(ValueError::FractionalIncrement(n));
             }
             Ok(())
         }
@@ -25,11 +60,11 @@ pub fn check_value(node: &Node<'_>, op: Op, value: Option<&Value>) -> Result<(),
                     Some(i) => check_value(&Node::Typed(i), Op::Replace, Some(v)),
                     None => Ok(()),
                 },
-                _ => Err("remove with a value works only on a unique collection; remove by index (/list/3) or without a value".into()),
+                _ => Err(ValueError::Rule("remove with a value works only on a unique collection; remove by index (/list/3) or without a value")),
             },
         },
         Op::Append => {
-            let v = value.ok_or("append needs a value")?;
+            let v = value.ok_or(ValueError::Rule("append needs a value"))?;
             match node {
                 Node::Typed(Attr { kind: Kind::List { items: Some(i), .. }, .. }) => check_value(&Node::Typed(i), Op::Replace, Some(v)),
                 Node::Typed(Attr { kind: Kind::Embedding { record: false }, .. }) => check_list_text(v),
@@ -37,9 +72,9 @@ pub fn check_value(node: &Node<'_>, op: Op, value: Option<&Value>) -> Result<(),
             }
         }
         Op::Replace => {
-            let v = value.ok_or("replace needs a value")?;
+            let v = value.ok_or(ValueError::Rule("replace needs a value"))?;
             match node {
-                Node::Root if !v.is_object() => Err("replacing the whole subject (path \"/\") needs an object".into()),
+                Node::Root if !v.is_object() => Err(ValueError::Rule("replacing the whole subject (path \"/\") needs an object")),
                 Node::EmbeddingItem => check_embedding_item(v),
                 Node::Typed(a) if !v.is_null() => check_typed(a, v),
                 _ => Ok(()),
@@ -48,12 +83,12 @@ pub fn check_value(node: &Node<'_>, op: Op, value: Option<&Value>) -> Result<(),
     }
 }
 
-fn check_typed(a: &Attr, v: &Value) -> Result<(), String> {
+fn check_typed(a: &Attr, v: &Value) -> Result<(), ValueError> {
     let want = |ok: bool, what: &str| {
         if ok {
             Ok(())
         } else {
-            Err(format!("expected {what}, got {}", short(v)))
+            Err(expected(what, v))
         }
     };
     match &a.kind {
@@ -69,22 +104,17 @@ fn check_typed(a: &Attr, v: &Value) -> Result<(), String> {
         Kind::Bool => want(v.is_boolean(), "true or false"),
         Kind::Ref(to) => match v.as_str().and_then(ref_target) {
             Some(id) if valid_id(id) && !id.contains('/') => Ok(()),
-            _ => Err(format!(
-                "expected a reference \"subject://<id>\" to a {to}, got {}",
-                short(v)
+            _ => Err(expected(
+                format!("a reference \"subject://<id>\" to a {to}"),
+                v,
             )),
         },
         Kind::List { items, unique } => {
-            let arr = v
-                .as_array()
-                .ok_or_else(|| format!("expected a list, got {}", short(v)))?;
+            let arr = v.as_array().ok_or_else(|| expected("a list", v))?;
             if *unique {
                 for (i, x) in arr.iter().enumerate() {
                     if arr[..i].contains(x) {
-                        return Err(format!(
-                            "a collection holds each value once; {} appears twice",
-                            short(x)
-                        ));
+                        return Err(ValueError::Duplicate(short(x)));
                     }
                 }
             }
@@ -96,13 +126,15 @@ fn check_typed(a: &Attr, v: &Value) -> Result<(), String> {
             }
         }
         Kind::Object { fields, values } => {
-            let obj = v
-                .as_object()
-                .ok_or_else(|| format!("expected an object, got {}", short(v)))?;
+            let obj = v.as_object().ok_or_else(|| expected("an object", v))?;
             for (k, x) in obj {
                 if let Some(spec) = fields.get(k).or(values.as_deref()) {
-                    check_value(&Node::Typed(spec), Op::Replace, Some(x))
-                        .map_err(|e| format!("{k}: {e}"))?;
+                    check_value(&Node::Typed(spec), Op::Replace, Some(x)).map_err(|e| {
+                        ValueError::InField {
+                            field: k.clone(),
+                            source: Box::new(e),
+                        }
+                    })?;
                 }
             }
             Ok(())
@@ -116,55 +148,58 @@ fn check_typed(a: &Attr, v: &Value) -> Result<(), String> {
             if empty {
                 Ok(())
             } else if *record {
-                Err("an embedding record can only be replaced as a whole by {} (E5); write one entry with replace at /<attr>/<key>".into())
+                Err(ValueError::Rule("an embedding record can only be replaced as a whole by {} (E5); write one entry with replace at /<attr>/<key>"))
             } else {
-                Err("an embedding list can only be replaced as a whole by [] (E5); add items with append".into())
+                Err(ValueError::Rule("an embedding list can only be replaced as a whole by [] (E5); add items with append"))
             }
         }
     }
 }
 
-fn check_embedding_item(v: &Value) -> Result<(), String> {
-    let o = v
-        .as_object()
-        .ok_or("an EmbeddingText item is an object {text, vector?, model?}")?;
+fn check_embedding_item(v: &Value) -> Result<(), ValueError> {
+    let o = v.as_object().ok_or(ValueError::Rule(
+        "an EmbeddingText item is an object {text, vector?, model?}",
+    ))?;
     if !o.get("text").is_some_and(Value::is_string) {
-        return Err("an EmbeddingText item needs a string `text`".into());
+        return Err(ValueError::Rule(
+            "an EmbeddingText item needs a string `text`",
+        ));
     }
     if let Some(vec) = o.get("vector") {
         if !vec
             .as_array()
             .is_some_and(|a| a.iter().all(Value::is_number))
         {
-            return Err("`vector` must be a list of numbers".into());
+            return Err(ValueError::Rule("`vector` must be a list of numbers"));
         }
     }
     if o.get("model").is_some_and(|m| !m.is_string()) {
-        return Err("`model` must be text".into());
+        return Err(ValueError::Rule("`model` must be text"));
     }
     Ok(())
 }
 
 /// An item appended to an embedding-text list: exactly `{text}` with non-empty text. nbook
 /// computes the vector itself, so a hand-written `vector` (or any other field) is refused.
-fn check_list_text(v: &Value) -> Result<(), String> {
-    let o = v.as_object().ok_or_else(|| {
-        format!(
-            "an embedding-text list takes items {{text: \"…\"}}, not {}",
-            short(v)
-        )
-    })?;
+fn check_list_text(v: &Value) -> Result<(), ValueError> {
+    let o = v
+        .as_object()
+        .ok_or_else(|| ValueError::NotListItem(short(v)))?;
     if let Some(k) = o.keys().find(|k| k.as_str() != "text") {
         return Err(if k == "vector" || k == "model" {
-            format!("do not write `{k}`: nbook computes the embedding of each item itself; append {{text}} only")
+            ValueError::Computed(k.clone())
         } else {
-            format!("unknown field {k:?}: an embedding-text list item is {{text}} only")
+            ValueError::UnknownItemField(k.clone())
         });
     }
     match o.get("text") {
         Some(Value::String(t)) if !t.trim().is_empty() => Ok(()),
-        Some(Value::String(_)) => Err("the item's `text` is empty; write what happened".into()),
-        _ => Err("an embedding-text list item needs a string `text`".into()),
+        Some(Value::String(_)) => Err(ValueError::Rule(
+            "the item's `text` is empty; write what happened",
+        )),
+        _ => Err(ValueError::Rule(
+            "an embedding-text list item needs a string `text`",
+        )),
     }
 }
 
