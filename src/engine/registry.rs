@@ -43,35 +43,47 @@ impl RegisteredTool {
     }
 }
 
-#[derive(Default)]
+/// A tool the registry cannot take.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("schema of tool {tool} is invalid: {message}")]
+    InvalidSchema { tool: &'static str, message: String },
+}
+
+/// The tools an engine may call. Cloning shares the registered tools (their schemas and
+/// compiled validators), so a process builds them once however many engines it opens.
+#[derive(Clone, Default)]
 pub struct Registry {
-    tools: BTreeMap<&'static str, RegisteredTool>,
+    tools: BTreeMap<&'static str, Arc<RegisteredTool>>,
 }
 
 impl Registry {
     /// Register a tool. Its schema is one we wrote, so a schema that does not compile is a
     /// programming error reported at start-up, never at call time.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), String> {
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
         let schema = tool.schema();
-        let validator = jsonschema::validator_for(&schema)
-            .map_err(|e| format!("schema of tool {} is invalid: {e}", tool.name()))?;
+        let validator =
+            jsonschema::validator_for(&schema).map_err(|e| RegistryError::InvalidSchema {
+                tool: tool.name(),
+                message: e.to_string(),
+            })?;
         self.tools.insert(
             tool.name(),
-            RegisteredTool {
+            Arc::new(RegisteredTool {
                 tool,
                 schema,
                 validator,
-            },
+            }),
         );
         Ok(())
     }
 
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name)
+        self.tools.get(name).map(|t| &**t)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &RegisteredTool> {
-        self.tools.values()
+        self.tools.values().map(|t| &**t)
     }
 
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
