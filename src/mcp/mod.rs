@@ -56,7 +56,7 @@ pub fn outcome_json(o: &Outcome) -> Value {
             let status = serde_json::to_value(result.status).unwrap_or(Value::Null);
             let label = if result.ok {
                 match resolved {
-                    Some(r) if r.decision == "edit" => json!("applied_with_edits"),
+                    Some(r) if r.edited_args.is_some() => json!("applied_with_edits"),
                     Some(_) => json!("applied"),
                     None => json!("ok"),
                 }
