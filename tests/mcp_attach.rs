@@ -232,7 +232,9 @@ async fn a_target_changed_before_the_decision_fails_as_stale() {
     match await_ap(&b, &id, 5000).await {
         Outcome::Done { result, .. } => {
             assert_eq!(result.status, CallStatus::Stale, "{}", result.content);
-            assert!(result.content.contains("changed"), "{}", result.content);
+            assert!(result.content.contains("changed: "), "{}", result.content);
+            let changed = result.details.unwrap()["changed"].clone();
+            assert!(changed.to_string().contains("AGENTS.md"), "{changed}");
         }
         other => panic!("{other:?}"),
     }

@@ -189,6 +189,11 @@ fn python_sdk_client_reads_writes_and_waits_for_the_author_in_the_tui() {
     );
     assert_eq!(r["isError"], false, "{r}");
     assert_eq!(r["structured"]["outcome"], "pending_approval", "{r}");
+    // While it waited (1.5 s), the client was told so by progress notifications.
+    assert!(
+        r["progress"].to_string().contains("the author's decision"),
+        "{r}"
+    );
     let id = r["structured"]["approvalId"].as_str().unwrap().to_string();
     assert!(!dir.join("notes/a.md").exists());
     let s = t.wait_for("the request in the queue", long, |s| {

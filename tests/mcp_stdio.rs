@@ -111,6 +111,26 @@ fn bad_json_rpc_and_bad_calls_get_clear_answers_and_change_nothing() {
     send(&call(7, "read", json!({"path": "AGENTS.md"})));
     let r = recv();
     assert_eq!(r["result"]["isError"], false, "{r}");
+    // A project profile narrows mcp.default: the client is told the list changed.
+    let profiles = dir.join(".nbook/profiles");
+    std::fs::create_dir_all(&profiles).unwrap();
+    std::fs::write(
+        profiles.join("mcp.default.toml"),
+        "key = \"mcp.default\"\nname = \"Narrow\"\ndescription = \"reads only\"\ncreation = \"system_only\"\nworld_access = \"none\"\ntools = [\"read\"]\n",
+    )
+    .unwrap();
+    std::fs::write(profiles.join("mcp.default.md"), "Read only.\n").unwrap();
+    let r = recv();
+    assert_eq!(r["method"], "notifications/tools/list_changed", "{r}");
+    send(&json!({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}).to_string());
+    let r = recv();
+    let names: Vec<&str> = r["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["read", "nbook_await_approval"], "{r}");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "closing stdin ends the server cleanly");

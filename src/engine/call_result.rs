@@ -118,3 +118,20 @@ pub(super) fn rejected(call: &ToolCall, reason: Option<String>) -> CallResult {
         ),
     )
 }
+
+/// The keys of the targets whose state differs between a preview and now (changed, gone or
+/// new), for a stale call to say what changed.
+pub(super) fn changed_targets(before: &[TargetState], now: &[TargetState]) -> Vec<String> {
+    let mut out: Vec<String> = before
+        .iter()
+        .filter(|b| !now.contains(b))
+        .map(|b| b.key.clone())
+        .collect();
+    for n in now {
+        if !before.iter().any(|b| b.key == n.key) {
+            out.push(n.key.clone());
+        }
+    }
+    out.dedup();
+    out
+}

@@ -162,7 +162,7 @@ impl Backend {
                 id,
                 request,
                 cancel,
-                &format!("{tool} is going on in nbook"),
+                &format!("{tool} is in nbook: running, or waiting for the author's decision"),
                 progress,
             )
             .await;

@@ -137,3 +137,56 @@ pub fn parse_await(args: &Value) -> Result<AwaitArgs, String> {
     }
     Ok(parsed)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn specs(profile: &str) -> Vec<ToolSpec> {
+        let registry = crate::tools::registry().unwrap();
+        let (profiles, _) = Profiles::load(&[]);
+        for_profile_in(&registry, &profiles, profile).unwrap()
+    }
+
+    #[test]
+    fn hints_follow_the_declared_effects() {
+        let tools = specs("mcp.default");
+        let get = |n: &str| tools.iter().find(|t| t.name == n).cloned().unwrap();
+        let read = get("read");
+        assert!(read.read_only && !read.destructive && !read.open_world);
+        let write = get("write");
+        assert!(!write.read_only && write.destructive);
+        // execute_sql depends on its statement: not read-only as a tool.
+        assert!(!get("execute_sql").read_only);
+        assert_eq!(get("get_story_tree").title, "Get story tree");
+        assert_eq!(tools.last().unwrap().name, AWAIT_TOOL);
+        // The author's own tools are never offered, and mcp.default has no question tool.
+        assert!(!tools.iter().any(|t| t.name == "request_user_input"));
+    }
+
+    #[test]
+    fn web_tools_are_open_world_and_an_unknown_profile_is_an_error() {
+        let tools = specs("researcher");
+        if let Some(w) = tools.iter().find(|t| t.name == "web_fetch") {
+            assert!(w.open_world);
+        }
+        let registry = crate::tools::registry().unwrap();
+        let (profiles, _) = Profiles::load(&[]);
+        let err = for_profile_in(&registry, &profiles, "nope").unwrap_err();
+        assert!(err.contains("unknown profile 'nope'"), "{err}");
+    }
+
+    #[test]
+    fn await_arguments_are_checked_with_pointers() {
+        assert!(parse_await(&json!({"approvalId": "ap-1"})).is_ok());
+        let e = parse_await(&json!({"approvalId": 1})).unwrap_err();
+        assert!(e.contains("'/approvalId'"), "{e}");
+        let e =
+            parse_await(&json!({"approvalId": "ap-1", "waitMs": MAX_AWAIT_MS + 1})).unwrap_err();
+        assert!(e.contains("'/waitMs'"), "{e}");
+        let e = parse_await(&json!({"approvalId": "ap-1", "other": 1})).unwrap_err();
+        assert!(e.contains("other"), "{e}");
+        let e = parse_await(&json!({"approvalId": " "})).unwrap_err();
+        assert!(e.contains("must not be empty"), "{e}");
+    }
+}

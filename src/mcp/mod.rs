@@ -96,3 +96,72 @@ pub fn outcome_json(o: &Outcome) -> Value {
         Outcome::Failed { message } => json!({"outcome": "failed", "message": message}),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::outcome::{PendingApproval, Resolved};
+    use super::*;
+    use crate::engine::{CallResult, CallStatus};
+
+    fn result(ok: bool, status: CallStatus) -> Box<CallResult> {
+        Box::new(CallResult {
+            call_id: "c".into(),
+            tool: "write".into(),
+            status,
+            ok,
+            content: "text".into(),
+            details: None,
+            preview: None,
+            waited: true,
+        })
+    }
+
+    #[test]
+    fn outcomes_read_as_the_client_expects() {
+        let plain = Outcome::Done {
+            result: result(true, CallStatus::Ok),
+            resolved: None,
+        };
+        assert_eq!(outcome_json(&plain)["outcome"], "ok");
+        let approved = Outcome::Done {
+            result: result(true, CallStatus::Ok),
+            resolved: Some(Resolved {
+                approval_id: "ap-1".into(),
+                decision: "approve".into(),
+                reason: None,
+                edited_args: None,
+            }),
+        };
+        assert_eq!(outcome_json(&approved)["outcome"], "applied");
+        let rejected = Outcome::Done {
+            result: result(false, CallStatus::Rejected),
+            resolved: Some(Resolved {
+                approval_id: "ap-1".into(),
+                decision: "reject".into(),
+                reason: Some("no".into()),
+                edited_args: None,
+            }),
+        };
+        let v = outcome_json(&rejected);
+        assert_eq!(v["outcome"], "rejected");
+        assert_eq!(v["reason"], "no");
+        let pending = Outcome::PendingApproval(PendingApproval {
+            approval_id: "ap-2".into(),
+            session_id: "3".into(),
+            tool: "write".into(),
+            preview: "Create x.md".into(),
+            preview_hash: "ab".into(),
+        });
+        let v = outcome_json(&pending);
+        assert_eq!(v["outcome"], "pending_approval");
+        assert_eq!(v["approvalId"], "ap-2");
+        assert_eq!(v["preview"], "Create x.md");
+        assert_eq!(
+            outcome_json(&Outcome::interrupted())["outcome"],
+            "interrupted"
+        );
+        // The same values cross the attach socket unchanged.
+        let wire = serde_json::to_string(&rejected).unwrap();
+        assert_eq!(serde_json::from_str::<Outcome>(&wire).unwrap(), rejected);
+    }
+}
