@@ -4,6 +4,7 @@
 //! at all, a second TUI, a stale socket file and malformed attach lines. Each bad case
 //! changes nothing on disk.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -459,5 +460,52 @@ async fn malformed_attach_lines_get_an_error_and_the_link_goes_on() {
     let line = r.next_line().await.unwrap().unwrap();
     assert!(line.contains("session_id"), "{line}");
     assert!(tui.pending().is_empty());
+    drop(server);
+}
+
+/// Only the owner may attach: even with the socket's permissions opened up, a process of
+/// another user is refused by the peer-credential check before a request is read. Needs root
+/// (to run the other side as `nobody`); skipped otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_user_is_refused_even_through_an_open_socket() {
+    if rustix::process::geteuid().as_raw() != 0 {
+        eprintln!("skipping: needs root to act as another user");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let f = fixture();
+    let tui = tui_engine(&f);
+    let server = listen::serve(tui.clone()).await.unwrap().unwrap();
+    // Let `nobody` reach the socket at all (normally 0600 stops it at connect).
+    let mut p = server.path().to_path_buf();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o666)).unwrap();
+    while p.pop() {
+        if p == std::env::temp_dir() || p.as_os_str().is_empty() || p == Path::new("/") {
+            break;
+        }
+        let mode = std::fs::metadata(&p).unwrap().permissions().mode();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode | 0o011)).unwrap();
+    }
+    let script = format!(
+        "import os, socket\nos.setgid(65534)\nos.setuid(65534)\ns = socket.socket(socket.AF_UNIX)\ns.connect({:?})\ns.sendall(b'{{\"id\":1,\"op\":\"hello\",\"client\":\"intruder\",\"profile\":\"mcp.default\"}}\\n')\nprint(s.makefile().readline().strip())\n",
+        server.path().display().to_string()
+    );
+    let out = tokio::process::Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .await
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("only the project's owner can attach"),
+        "stdout {said:?}, stderr {:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !tui.sessions()
+            .iter()
+            .any(|s| s.client.as_deref() == Some("intruder")),
+        "no session was opened for another user"
+    );
     drop(server);
 }
