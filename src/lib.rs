@@ -9,6 +9,7 @@ pub mod config;
 pub mod engine;
 pub mod js;
 pub mod json_args;
+pub mod mcp;
 pub mod net;
 pub mod plot;
 pub mod protocol;

@@ -8,6 +8,7 @@
 
 mod call;
 mod demo;
+mod mcp;
 mod open;
 mod run;
 mod sessions;
@@ -119,6 +120,25 @@ pub enum Command {
         revoke: bool,
         #[arg(long)]
         json: bool,
+    },
+    /// Serve the project's tools to an outside agent over MCP (stdio); mutating calls wait in
+    /// the approval queue of the nbook that has the project open
+    Mcp {
+        /// The project (default: the one containing the current folder)
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long, default_value = crate::mcp::DEFAULT_PROFILE)]
+        profile: String,
+        /// How long a call waits for the author before it returns pending_approval (ms)
+        #[arg(long, default_value_t = crate::mcp::DEFAULT_WAIT_MS)]
+        wait_ms: u64,
+        /// With no nbook open on the project, refuse every mutating call; =false lets the
+        /// approval policy run those it runs without asking
+        #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = clap::ArgAction::Set)]
+        approve_from_tui_only: bool,
+        /// Print the snippet that registers nbook with this client, then exit
+        #[arg(long, value_enum)]
+        print_config: Option<crate::mcp::client_config::Client>,
     },
     /// List sessions
     Sessions {
@@ -316,6 +336,25 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
                     reject_all,
                     quiet,
                     continue_after_refusal,
+                },
+                dirs,
+            )
+            .await
+        }
+        Some(Command::Mcp {
+            project,
+            profile,
+            wait_ms,
+            approve_from_tui_only,
+            print_config,
+        }) => {
+            mcp::mcp(
+                mcp::McpArgs {
+                    project,
+                    profile,
+                    wait_ms,
+                    approve_from_tui_only,
+                    print_config,
                 },
                 dirs,
             )

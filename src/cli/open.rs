@@ -28,7 +28,16 @@ pub async fn launch(
     focus_session: Option<String>,
     config_report: Option<crate::config::LoadReport>,
 ) -> Result<u8, Failure> {
-    tui::run(
+    // Outside agents (`nbook mcp`) attach here, so their changes wait in this queue. Held
+    // until the TUI ends; dropping it interrupts their waiting calls (none is executed).
+    let attach = match crate::mcp::listen::serve(engine.clone()).await {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::warn!("mcp attach socket: {e}");
+            None
+        }
+    };
+    let outcome = tui::run(
         engine,
         TuiOptions {
             dirs,
@@ -37,7 +46,8 @@ pub async fn launch(
             config_report,
         },
     )
-    .await
-    .map_err(Failure::tool)?;
+    .await;
+    drop(attach);
+    outcome.map_err(Failure::tool)?;
     Ok(exit::OK)
 }

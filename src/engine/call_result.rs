@@ -2,7 +2,7 @@
 //! finished call (`CallStatus`) and its result (`CallResult`), with the constructors of the
 //! refusals every path shares (rejected, stale since the preview the actor saw, not recorded).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::types::*;
@@ -23,7 +23,7 @@ pub enum Approval {
     FailWithRemedy(&'static str),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CallStatus {
     Ok,
@@ -41,7 +41,7 @@ pub enum CallStatus {
     LogFailed,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CallResult {
     pub call_id: CallId,
     pub tool: String,
@@ -54,7 +54,7 @@ pub struct CallResult {
     pub preview: Option<Preview>,
     /// The call waited in the approval queue for the author (the agent loop skips the rest
     /// of that turn's calls, as NeuroBook's pause does).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub waited: bool,
 }
 
@@ -117,4 +117,21 @@ pub(super) fn rejected(call: &ToolCall, reason: Option<String>) -> CallResult {
             call.name
         ),
     )
+}
+
+/// The keys of the targets whose state differs between a preview and now (changed, gone or
+/// new), for a stale call to say what changed.
+pub(super) fn changed_targets(before: &[TargetState], now: &[TargetState]) -> Vec<String> {
+    let mut out: Vec<String> = before
+        .iter()
+        .filter(|b| !now.contains(b))
+        .map(|b| b.key.clone())
+        .collect();
+    for n in now {
+        if !before.iter().any(|b| b.key == n.key) {
+            out.push(n.key.clone());
+        }
+    }
+    out.dedup();
+    out
 }

@@ -236,15 +236,19 @@ impl Engine {
                 // The author approved what the preview showed; if the target moved since, refuse.
                 match self.preview(&tool, &ctx, &args).await {
                     Ok(now) if now.targets == preview.targets => {}
-                    Ok(_) => {
-                        return CallResult::fail(
+                    Ok(now) => {
+                        let changed = super::call_result::changed_targets(&preview.targets, &now.targets);
+                        let mut r = CallResult::fail(
                             call,
                             CallStatus::Stale,
                             format!(
-                                "stale: the target of this {} call changed after the preview was shown; nothing was changed. Read the file again and propose the change anew.",
-                                call.name
+                                "stale: the target of this {} call changed after the preview was shown (changed: {}); nothing was changed. Read the file again and propose the change anew.",
+                                call.name,
+                                changed.join(", ")
                             ),
-                        )
+                        );
+                        r.details = Some(serde_json::json!({"changed": changed}));
+                        return r;
                     }
                     Err(e) => {
                         return CallResult::fail(

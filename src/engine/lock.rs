@@ -56,6 +56,11 @@ impl EngineLock {
         EngineLock { file: Some(file) }
     }
 
+    /// A lock that owns nothing and never tries to (an engine opened as a guest).
+    pub fn guest() -> EngineLock {
+        EngineLock { file: None }
+    }
+
     pub fn owned(&self) -> bool {
         self.file.is_some()
     }

@@ -8,6 +8,7 @@
 pub mod agents;
 pub mod author;
 mod call_result;
+pub mod clients;
 pub mod dispatch;
 pub mod effects;
 mod egress;
@@ -109,6 +110,7 @@ impl SessionRt {
                 cost: 0.0,
                 context_tokens: 0,
                 context_window: 0,
+                client: None,
             },
             custom: Arc::default(),
             profile,
@@ -169,6 +171,28 @@ impl Engine {
         dirs: &Dirs,
         registry: Registry,
     ) -> Result<Engine, EngineError> {
+        let lock = lock::EngineLock::acquire(&ws.nbook_dir().join("agent"));
+        Engine::open_with_lock(ws, config, dirs, registry, lock)
+    }
+
+    /// [`Engine::open`] without trying to own the approval queue: a long-lived helper process
+    /// (`nbook mcp`) must never keep the author's TUI, started later, from owning it.
+    pub fn open_guest(
+        ws: Workspace,
+        config: Config,
+        dirs: &Dirs,
+        registry: Registry,
+    ) -> Result<Engine, EngineError> {
+        Engine::open_with_lock(ws, config, dirs, registry, lock::EngineLock::guest())
+    }
+
+    fn open_with_lock(
+        ws: Workspace,
+        config: Config,
+        dirs: &Dirs,
+        registry: Registry,
+        lock: lock::EngineLock,
+    ) -> Result<Engine, EngineError> {
         drop(crate::store::open(&ws.db_path())?);
         let (profiles, profile_errors) = Profiles::load(&[
             dirs.config.join("profiles"),
@@ -181,7 +205,6 @@ impl Engine {
                 .is_some_and(|r| r.tool.effects().author_only)
         }));
         let (events, _) = broadcast::channel(4096);
-        let lock = lock::EngineLock::acquire(&ws.nbook_dir().join("agent"));
         let jobs = Arc::new(jobs::JobStore::open(
             &ws.nbook_dir().join("agent").join("jobs"),
             lock.owned(),
@@ -411,6 +434,7 @@ impl Engine {
             cost: 0.0,
             context_tokens: 0,
             context_window: 0,
+            client: None,
         };
         self.state().sessions.insert(
             id.clone(),
@@ -701,11 +725,17 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
                     cost: 0.0,
                     context_tokens: 0,
                     context_window: 0,
+                    client: None,
                 });
             }
             LogRecord::ModeChange { to, .. } => {
                 if let Some(i) = info.as_mut() {
                     i.mode = *to;
+                }
+            }
+            LogRecord::Custom { key, value } if key == clients::CLIENT_STATE_KEY => {
+                if let Some(i) = info.as_mut() {
+                    i.client = value.as_str().map(str::to_string);
                 }
             }
             LogRecord::Usage {

@@ -48,4 +48,8 @@ pub struct SessionInfo {
     pub context_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub context_window: u64,
+    /// The outside client (MCP `clientInfo.name`) whose calls this session carries; `None`
+    /// for agent, author and headless sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
 }

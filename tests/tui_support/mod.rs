@@ -51,6 +51,7 @@ pub fn session(
         cost: 0.0421,
         context_tokens: 0,
         context_window: 0,
+        client: None,
     }
 }
 

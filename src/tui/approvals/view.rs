@@ -35,6 +35,21 @@ pub fn question(body: &PreviewBody) -> &'static str {
     }
 }
 
+/// The outside client (MCP) whose session made a call, as shown (escaped: it is the
+/// client's own `clientInfo.name`).
+fn client_name(app: &AppState, session_id: &str) -> Option<String> {
+    let info = app.sessions.get(session_id)?;
+    let c = info.client.as_deref()?;
+    Some(crate::text::escape_for_terminal(&cut(c, 40)).into_owned())
+}
+
+/// "MCP <client> " for a call from an outside client's session, else nothing.
+fn client_mark(app: &AppState, session_id: &str) -> String {
+    client_name(app, session_id)
+        .map(|c| format!("MCP {c} "))
+        .unwrap_or_default()
+}
+
 /// Header, question and body of a pending call.
 pub fn request_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
     let t = &app.theme;
@@ -44,8 +59,12 @@ pub fn request_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
                 Span::styled(call.tool.clone(), t.tool.patch(t.diff_header)),
                 Span::styled(
                     format!(
-                        " · session {} ({}) · {} mode · waiting {}",
+                        " · session {}{} ({}) · {} mode · waiting {}",
                         call.session_id,
+                        match client_name(app, &call.session_id) {
+                            Some(c) => format!(" · MCP client {c}"),
+                            None => String::new(),
+                        },
                         call.profile,
                         call.mode,
                         age(&call.requested_at, app.wall_now)
@@ -299,6 +318,7 @@ pub fn draw_approvals(app: &AppState, area: Rect, buf: &mut Buffer, focused: boo
                 Span::styled(format!("{:>3} ", age(&c.requested_at, app.wall_now)), t.dim),
                 Span::styled(c.tool.clone(), t.tool),
                 Span::styled(format!(" s{} ", c.session_id), t.dim),
+                Span::styled(client_mark(app, &c.session_id), t.tool_wait),
                 Span::raw(cut(&c.preview.summary, 200)),
             ]),
             Waiting::Question(q) => Line::from(vec![

@@ -117,8 +117,16 @@ pub fn draw_sessions(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool
             crate::engine::Mode::Plan => t.mode_plan,
         };
         let tokens = info.input_tokens + info.output_tokens;
-        let mut spans = vec![
-            Span::raw(format!("{} {} ", state_icon(info.state), info.id)),
+        let mut spans = vec![Span::raw(format!(
+            "{} {} ",
+            state_icon(info.state),
+            info.id
+        ))];
+        if info.client.is_some() {
+            // An outside agent over MCP: its name is the session's title, at the end.
+            spans.push(Span::styled("MCP ", t.tool_wait));
+        }
+        spans.extend([
             Span::styled(info.profile.clone(), t.text),
             Span::raw(" "),
             Span::styled(info.mode.as_str(), mode_style),
@@ -127,7 +135,7 @@ pub fn draw_sessions(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool
                 format!("{}tok ${:.4}", thousands(tokens as i64), info.cost),
                 t.dim,
             ),
-        ];
+        ]);
         if let Some(p) = &info.parent {
             spans.push(Span::styled(format!(" ↑{p}"), t.dim));
         }

@@ -1,0 +1,452 @@
+//! The gateway: runs an outside client's tool calls in the engine of the process that holds
+//! it (the author's TUI, or `nbook mcp`'s own engine when no TUI is open) without ever
+//! holding a call past the client's bound.
+//!
+//! A call runs in its own task and the gateway watches the engine's events for it. When it
+//! finishes within the wait bound, its result is returned. When it is still in the approval
+//! queue at the bound, the gateway returns `pending_approval` with the approval id and keeps
+//! the task: the call stays in the queue, and [`Gateway::await_approval`] hands its eventual
+//! result to the same client exactly once. Withdrawing (the client cancelled, or went away)
+//! aborts the task, which takes the entry out of the queue; nothing was changed.
+//!
+//! In the local gate (no TUI), mutating calls are refused before anything is previewed unless
+//! `--approve-from-tui-only=false`, and then only what the policy runs without asking runs.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{broadcast, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::outcome::{preview_hash, Outcome, PendingApproval, Resolved};
+use crate::engine::{
+    Approval, CallResult, CallStatus, Engine, EngineEvent, LogRecord, SessionId, SessionState,
+    ToolCall,
+};
+
+/// What a client is told to do when no author can approve its call.
+pub const REMEDY: &str = "open the project in nbook to approve";
+
+/// Where approvals come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gate {
+    /// The author's TUI owns this engine's queue: mutating calls wait in it.
+    Queue,
+    /// No author: `approve_from_tui_only` refuses every mutating call; otherwise the policy
+    /// decides and a call it would ask about is refused.
+    Local { approve_from_tui_only: bool },
+}
+
+/// How long a call has been going, for the client's progress notifications.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    pub elapsed: Duration,
+    pub message: String,
+}
+
+/// One call as a client sends it.
+pub struct CallRequest {
+    pub session_id: SessionId,
+    pub tool: String,
+    pub args: serde_json::Value,
+    /// Written as the `by` of the call's record: `mcp:<client name>`.
+    pub by: String,
+    pub wait: Duration,
+    /// The connection (client) the call belongs to; only it may collect or withdraw it.
+    pub owner: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Track {
+    pending: Option<PendingApproval>,
+    resolved: Option<Resolved>,
+    result: Option<CallResult>,
+}
+
+struct Slot {
+    rx: watch::Receiver<Track>,
+    abort: AbortHandle,
+    owner: u64,
+    session_id: SessionId,
+    call: ToolCall,
+}
+
+pub struct Gateway {
+    engine: Arc<Engine>,
+    gate: Gate,
+    slots: Mutex<HashMap<String, Slot>>,
+    next: AtomicU64,
+}
+
+impl Gateway {
+    pub fn new(engine: Arc<Engine>, gate: Gate) -> Arc<Gateway> {
+        Arc::new(Gateway {
+            engine,
+            gate,
+            slots: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(0),
+        })
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run one call; return its result, or `pending_approval` once `req.wait` has passed with
+    /// the call still in the queue. `progress` is told every second while the call goes on.
+    pub async fn call(
+        &self,
+        req: CallRequest,
+        cancel: CancellationToken,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Outcome {
+        let n = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCall {
+            id: format!("mcp-{}-{n}", std::process::id()),
+            name: req.tool,
+            arguments: req.args,
+        };
+        let session = req.session_id;
+        // The session's transcript shows the call as the client made it.
+        let record = LogRecord::ToolCall {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            args: call.arguments.clone(),
+            by: req.by,
+        };
+        if let Err(e) = self.engine.append(&session, record) {
+            return done(result_of(
+                &call,
+                CallStatus::LogFailed,
+                format!("not run: the call could not be written to the session log, and nothing runs without its record; nothing was changed. {e}"),
+            ));
+        }
+        if let Some(refusal) = self.local_refusal(&session, &call) {
+            return done(self.engine.record_result(&session, refusal));
+        }
+        let approval = match self.gate {
+            Gate::Queue => Approval::Queue,
+            Gate::Local { .. } => Approval::FailWithRemedy(REMEDY),
+        };
+        let (tx, mut rx) = watch::channel(Track::default());
+        // Subscribed before the call starts, so its approval request cannot be missed.
+        let events = self.engine.subscribe();
+        let task = tokio::spawn(run_tracked(
+            self.engine.clone(),
+            session.clone(),
+            call.clone(),
+            approval,
+            events,
+            tx,
+        ));
+        let abort = task.abort_handle();
+        let started = Instant::now();
+        let deadline = started + req.wait;
+        let mut bound_passed = false;
+        let mut ticker = tokio::time::interval(Duration::from_secs(1));
+        ticker.tick().await;
+        loop {
+            {
+                let t = rx.borrow_and_update();
+                if let Some(r) = &t.result {
+                    return Outcome::Done {
+                        result: Box::new(r.clone()),
+                        resolved: t.resolved.clone(),
+                    };
+                }
+                if let (Some(p), true) = (&t.pending, bound_passed) {
+                    let p = p.clone();
+                    drop(t);
+                    self.slots().insert(
+                        p.approval_id.clone(),
+                        Slot {
+                            rx: rx.clone(),
+                            abort,
+                            owner: req.owner,
+                            session_id: session,
+                            call,
+                        },
+                    );
+                    return Outcome::PendingApproval(p);
+                }
+            }
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        // The task ended without a result: the runtime is stopping.
+                        return Outcome::interrupted();
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline), if !bound_passed => bound_passed = true,
+                _ = cancel.cancelled() => {
+                    tracing::info!("mcp: call cancelled by its client while it ran");
+                    abort.abort();
+                    return self.cancelled(&session, &call);
+                }
+                _ = ticker.tick() => {
+                    let waiting = rx.borrow().pending.is_some();
+                    progress(Progress {
+                        elapsed: started.elapsed(),
+                        message: if waiting {
+                            "waiting for the author's decision in nbook".into()
+                        } else {
+                            format!("{} is running", call.name)
+                        },
+                    });
+                }
+            }
+        }
+    }
+
+    /// Wait up to `wait` for the decision on a call that returned `pending_approval`; its
+    /// result is handed out once, then the id is forgotten.
+    pub async fn await_approval(
+        &self,
+        approval_id: &str,
+        wait: Duration,
+        owner: u64,
+        cancel: CancellationToken,
+    ) -> Outcome {
+        let Some(mut rx) = self
+            .slots()
+            .get(approval_id)
+            .filter(|s| s.owner == owner)
+            .map(|s| s.rx.clone())
+        else {
+            return unknown(approval_id);
+        };
+        let deadline = Instant::now() + wait;
+        loop {
+            {
+                let t = rx.borrow_and_update();
+                if let Some(r) = &t.result {
+                    let out = Outcome::Done {
+                        result: Box::new(r.clone()),
+                        resolved: t.resolved.clone(),
+                    };
+                    drop(t);
+                    // Exactly once: whoever removes the slot returns the result.
+                    return match self.slots().remove(approval_id) {
+                        Some(_) => out,
+                        None => unknown(approval_id),
+                    };
+                }
+            }
+            tokio::select! {
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        self.slots().remove(approval_id);
+                        return Outcome::interrupted();
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    let pending = rx.borrow().pending.clone();
+                    return match pending {
+                        Some(p) => Outcome::PendingApproval(p),
+                        None => unknown(approval_id),
+                    };
+                }
+                _ = cancel.cancelled() => return self.withdraw(approval_id, owner),
+            }
+        }
+    }
+
+    /// Take a waiting call out of the queue (its client cancelled it); nothing was changed.
+    pub fn withdraw(&self, approval_id: &str, owner: u64) -> Outcome {
+        let slot = {
+            let mut slots = self.slots();
+            match slots.get(approval_id) {
+                Some(s) if s.owner == owner => slots.remove(approval_id),
+                _ => None,
+            }
+        };
+        match slot {
+            Some(s) => {
+                s.abort.abort();
+                self.cancelled(&s.session_id, &s.call)
+            }
+            None => unknown(approval_id),
+        }
+    }
+
+    /// The client `owner` went away: withdraw every call it left waiting.
+    pub fn withdraw_owner(&self, owner: u64) {
+        let ids: Vec<String> = self
+            .slots()
+            .iter()
+            .filter(|(_, s)| s.owner == owner)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for id in ids {
+            self.withdraw(&id, owner);
+        }
+    }
+
+    /// The process is stopping: every waiting call is interrupted, none executed.
+    pub fn shutdown(&self) {
+        for (_, s) in self.slots().drain() {
+            s.abort.abort();
+        }
+    }
+
+    /// Approval ids waiting for a decision (tests and the TUI's notices).
+    pub fn waiting(&self) -> usize {
+        self.slots().len()
+    }
+
+    fn cancelled(&self, session: &str, call: &ToolCall) -> Outcome {
+        tracing::info!("mcp: call {} of session {session} withdrawn", call.id);
+        // The aborted call never got to restore its session's state.
+        self.engine.set_state(session, SessionState::Idle);
+        let message = format!(
+            "cancelled: the client withdrew this {} call before it ran; nothing was changed",
+            call.name
+        );
+        let _ = self.engine.record_result(
+            session,
+            result_of(call, CallStatus::Cancelled, message.clone()),
+        );
+        Outcome::Cancelled { message }
+    }
+
+    /// With no author to ask, a mutating call is refused before anything is previewed (after
+    /// the checks that give a better answer: unknown tool, not allowed, bad arguments).
+    fn local_refusal(&self, session: &str, call: &ToolCall) -> Option<CallResult> {
+        let Gate::Local {
+            approve_from_tui_only: true,
+        } = self.gate
+        else {
+            return None;
+        };
+        let registered = self.engine.registry().get(&call.name)?;
+        let profile = self.engine.session_profile(session)?;
+        if !profile.allows(&call.name)
+            || registered.validate(&call.arguments).is_err()
+            || !registered.tool.mutates().for_call(&call.arguments)
+        {
+            return None;
+        }
+        Some(result_of(
+            call,
+            CallStatus::Refused,
+            format!(
+                "{} changes the project, which needs the author's approval: {REMEDY} (no nbook has this project open, so nobody can see the call). Nothing was changed.",
+                call.name
+            ),
+        ))
+    }
+}
+
+fn done(result: CallResult) -> Outcome {
+    Outcome::Done {
+        result: Box::new(result),
+        resolved: None,
+    }
+}
+
+fn unknown(approval_id: &str) -> Outcome {
+    Outcome::Unknown {
+        message: format!(
+            "no call of this client waits under approval id '{approval_id}': it was never issued to this client, its result was already returned, or it was withdrawn"
+        ),
+    }
+}
+
+fn result_of(call: &ToolCall, status: CallStatus, content: String) -> CallResult {
+    CallResult {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        status,
+        ok: false,
+        content,
+        details: None,
+        preview: None,
+        waited: false,
+    }
+}
+
+/// Run the call and note, from the engine's events, when it enters the queue and how the
+/// author answered.
+async fn run_tracked(
+    engine: Arc<Engine>,
+    session: SessionId,
+    call: ToolCall,
+    approval: Approval,
+    mut events: broadcast::Receiver<EngineEvent>,
+    tx: watch::Sender<Track>,
+) {
+    let call_id = call.id.clone();
+    let fut = engine.call(&session, call, approval);
+    tokio::pin!(fut);
+    let mut events_open = true;
+    loop {
+        tokio::select! {
+            biased;
+            r = &mut fut => {
+                while let Ok(ev) = events.try_recv() {
+                    observe(&tx, &call_id, &session, ev);
+                }
+                tx.send_modify(|t| t.result = Some(r));
+                return;
+            }
+            ev = events.recv(), if events_open => match ev {
+                Ok(ev) => observe(&tx, &call_id, &session, ev),
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    // Missed events: the queue itself says whether the call waits.
+                    if let Some(p) = engine.pending().into_iter().find(|p| p.call_id == call_id) {
+                        observe(&tx, &call_id, &session, EngineEvent::ApprovalRequested { call: p });
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => events_open = false,
+            },
+        }
+    }
+}
+
+fn observe(tx: &watch::Sender<Track>, call_id: &str, session: &str, ev: EngineEvent) {
+    match ev {
+        EngineEvent::ApprovalRequested { call: p }
+            if p.call_id == call_id && p.session_id == session =>
+        {
+            let pending = PendingApproval {
+                approval_id: p.approval_id.clone(),
+                session_id: p.session_id.clone(),
+                tool: p.tool.clone(),
+                preview: p.preview.summary.clone(),
+                preview_hash: preview_hash(&p.preview),
+            };
+            tx.send_modify(|t| t.pending = Some(pending));
+        }
+        EngineEvent::Log { session_id, line } if session_id == session => {
+            if let LogRecord::ApprovalResolved {
+                approval_id,
+                call_id: c,
+                decision,
+                reason,
+                edited_args,
+                ..
+            } = line.record
+            {
+                if c == call_id {
+                    tx.send_modify(|t| {
+                        t.resolved = Some(Resolved {
+                            approval_id,
+                            decision,
+                            reason,
+                            edited_args,
+                        })
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+}
