@@ -329,7 +329,9 @@ impl Gateway {
         let registered = self.engine.registry().get(&call.name)?;
         let profile = self.engine.session_profile(session)?;
         if !profile.allows(&call.name)
-            || registered.validate(&call.arguments).is_err()
+            || registered
+                .validate(&crate::engine::tool::CallArgs::new(call.arguments.clone()))
+                .is_err()
             || !registered.tool.mutates().for_call(&call.arguments)
         {
             return None;
