@@ -68,10 +68,23 @@ pub fn schema_of<T: JsonSchema>() -> Value {
 }
 
 /// Drop what schemars adds that tells a model nothing (the `int64`/`uint32` format of
-/// integers) and write whole-number bounds as integers (`1`, not `1.0`).
+/// integers), write whole-number bounds as integers (`1`, not `1.0`), and write an any-value
+/// sub-schema (schemars' `true`, for a `serde_json::Value` field) as `{}`: both mean the same,
+/// but llama.cpp's server refuses every request whose tool schemas hold a boolean one
+/// ("schema must be an object").
 fn tidy(v: &mut Value) {
     match v {
         Value::Object(o) => {
+            if let Some(Value::Object(props)) = o.get_mut("properties") {
+                props.values_mut().for_each(any_as_object);
+            }
+            for key in ["items", "anyOf", "oneOf", "allOf"] {
+                match o.get_mut(key) {
+                    Some(Value::Array(a)) => a.iter_mut().for_each(any_as_object),
+                    Some(one) => any_as_object(one),
+                    None => {}
+                }
+            }
             let integer = match o.get("type") {
                 Some(Value::String(t)) => t == "integer",
                 Some(Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
@@ -95,5 +108,77 @@ fn tidy(v: &mut Value) {
         }
         Value::Array(a) => a.iter_mut().for_each(tidy),
         _ => {}
+    }
+}
+
+/// `true` (any value) as the equivalent `{}`.
+fn any_as_object(v: &mut Value) {
+    if *v == Value::Bool(true) {
+        *v = Value::Object(serde_json::Map::new());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[allow(dead_code)]
+    #[derive(schemars::JsonSchema)]
+    struct AnyValues {
+        data: Option<Value>,
+        list: Vec<Value>,
+        strict: bool,
+    }
+
+    /// Every place a schema (not a boolean flag) is expected holds an object.
+    fn boolean_subschemas(v: &Value, at: &str, out: &mut Vec<String>) {
+        let Value::Object(o) = v else { return };
+        if let Some(Value::Object(props)) = o.get("properties") {
+            for (k, p) in props {
+                if p.is_boolean() {
+                    out.push(format!("{at}/properties/{k}"));
+                }
+                boolean_subschemas(p, &format!("{at}/properties/{k}"), out);
+            }
+        }
+        for key in ["items", "anyOf", "oneOf", "allOf"] {
+            match o.get(key) {
+                Some(Value::Array(a)) => {
+                    for (i, s) in a.iter().enumerate() {
+                        if s.is_boolean() {
+                            out.push(format!("{at}/{key}/{i}"));
+                        }
+                        boolean_subschemas(s, &format!("{at}/{key}/{i}"), out);
+                    }
+                }
+                Some(s) => {
+                    if s.is_boolean() {
+                        out.push(format!("{at}/{key}"));
+                    }
+                    boolean_subschemas(s, &format!("{at}/{key}"), out);
+                }
+                None => {}
+            }
+        }
+    }
+
+    #[test]
+    fn an_any_value_field_is_an_empty_object_schema_not_true() {
+        let s = schema_of::<AnyValues>();
+        assert_eq!(s["properties"]["data"], json!({}));
+        assert_eq!(s["properties"]["list"]["items"], json!({}));
+        assert_eq!(s["properties"]["strict"]["type"], "boolean");
+        assert_eq!(s["required"], json!(["list", "strict"]));
+    }
+
+    #[test]
+    fn no_built_in_tool_schema_holds_a_boolean_sub_schema() {
+        let registry = crate::tools::registry().expect("the built-in tools register");
+        let mut found = Vec::new();
+        for t in registry.iter() {
+            boolean_subschemas(&t.schema, t.tool.name(), &mut found);
+        }
+        assert!(found.is_empty(), "boolean sub-schemas: {found:?}");
     }
 }
