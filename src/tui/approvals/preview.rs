@@ -16,6 +16,8 @@ use crate::tui::widgets::wrap::Row;
 /// One item of a preview.
 pub enum Item<'a> {
     Row(Row),
+    /// A row search passes over (the options, which repeat the query).
+    Plain(Row),
     Diff {
         pd: &'a ProseDiff,
         item: DiffItem,
@@ -26,7 +28,7 @@ pub enum Item<'a> {
 impl Item<'_> {
     fn is_change(&self) -> bool {
         match self {
-            Item::Row(_) => false,
+            Item::Row(_) | Item::Plain(_) => false,
             Item::Diff { pd, item, .. } => is_change(pd, *item),
         }
     }
@@ -34,6 +36,7 @@ impl Item<'_> {
     fn matches(&self, query: &str) -> bool {
         match self {
             Item::Row((line, _)) => !find_all(&line.to_string(), query).is_empty(),
+            Item::Plain(_) => false,
             Item::Diff { pd, item, .. } => item_matches(pd, *item, query),
         }
     }
@@ -72,7 +75,7 @@ pub fn rows<'a>(
     let note = side_by_side(app, width).1;
     let search = app.approvals.search.as_deref();
     items.iter().flat_map(move |it| match it {
-        Item::Row(r) => vec![r.clone()],
+        Item::Row(r) | Item::Plain(r) => vec![r.clone()],
         Item::Diff { pd, item, indent } => item_rows(
             pd,
             *item,

@@ -423,7 +423,7 @@ pub fn detail_items<'a>(
             .map(|l| (Line::from(Span::styled(l.to_string(), t.code)), 2)),
     );
     rows.push((Line::from(""), 0));
-    rows.extend(option_rows(app, call));
     items.extend(rows.into_iter().map(Item::Row));
+    items.extend(option_rows(app, call).into_iter().map(Item::Plain));
     items
 }
