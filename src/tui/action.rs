@@ -70,6 +70,13 @@ commands! {
     Reject = "reject": "Reject the selected call (optional reason)",
     EditArgs = "edit_args": "Edit the call's arguments, then approve",
     Detail = "detail": "Show the whole request full-screen",
+    DiffNextChange = "diff_next_change": "Approvals: jump to the next change in the preview",
+    DiffPrevChange = "diff_prev_change": "Approvals: jump to the previous change in the preview",
+    DiffSideBySide = "diff_side_by_side": "Approvals: file diffs side by side (old left, new right) ⇄ unified",
+    DiffSearch = "diff_search": "Approvals: search the preview (then n / N go to the matches)",
+    DiffNextMatch = "diff_next_match": "Search: the next match in the preview",
+    DiffPrevMatch = "diff_prev_match": "Search: the previous match in the preview",
+    DiffEndSearch = "diff_end_search": "Search: end it (n rejects again)",
     Accept = "accept": "Send (one-line input) · choose (list) · new line (editor)",
     Submit = "submit": "Submit the input (also in the argument editor)",
     Cancel = "cancel": "Cancel / close",
@@ -145,6 +152,11 @@ impl Command {
         self.name().starts_with("world_")
     }
 
+    /// Commands of an approval preview (run from the palette they focus Approvals first).
+    pub fn is_diff(self) -> bool {
+        self.name().starts_with("diff_")
+    }
+
     /// Commands of the Sessions pane (run from the palette they focus it first).
     pub fn is_sessions(self) -> bool {
         matches!(
@@ -181,6 +193,9 @@ impl Command {
                 | Command::PrevField
                 | Command::ToggleOption
                 | Command::SkipQuestion
+                | Command::DiffNextMatch
+                | Command::DiffPrevMatch
+                | Command::DiffEndSearch
         )
     }
 }

@@ -246,6 +246,9 @@ impl AppState {
         match &self.overlay {
             Some(o) if o.is_form() => vec![Context::Form],
             Some(o) if o.has_text_input() => vec![Context::Input],
+            Some(Overlay::Detail { .. }) if self.approvals.search.is_some() => {
+                vec![Context::DiffSearch, Context::Approvals, Context::Overlay]
+            }
             Some(Overlay::Detail { .. }) => vec![Context::Approvals, Context::Overlay],
             Some(_) => vec![Context::Overlay],
             None => self.pane_contexts(),
@@ -254,6 +257,9 @@ impl AppState {
 
     /// Where keys are looked up when no overlay is open (help lists these first).
     pub fn pane_contexts(&self) -> Vec<Context> {
+        if self.focus == Pane::Approvals && self.approvals.search.is_some() {
+            return vec![Context::DiffSearch, Context::Approvals, Context::Global];
+        }
         if self.focus != Pane::Sessions {
             return vec![self.focus.context(), Context::Global];
         }
@@ -510,6 +516,14 @@ impl AppState {
             c if c.is_story() && self.focus != Pane::Story => {
                 let mut fx = self.focus_pane(Pane::Story);
                 fx.extend(self.pane_command(c));
+                fx
+            }
+            c if c.is_diff() => {
+                let mut fx = Vec::new();
+                if self.focus != Pane::Approvals {
+                    fx = self.focus_pane(Pane::Approvals);
+                }
+                fx.extend(self.diff_command(c));
                 fx
             }
             c if c.is_sessions() && self.focus != Pane::Sessions => {

@@ -45,6 +45,12 @@ pub enum Overlay {
         call_id: String,
         scroll: usize,
     },
+    /// Searching an approval preview (`/`); `back` is the detail to return to (call, scroll),
+    /// `None` when the search started in the pane.
+    DiffSearch {
+        input: TextArea<'static>,
+        back: Option<(String, usize)>,
+    },
     /// The Story pane's search, edit form, confirmation and note prompt.
     Story(Box<crate::tui::story::overlay::StoryOverlay>),
     /// The World pane's jump-to-time prompt.
@@ -73,6 +79,7 @@ impl Overlay {
             Overlay::RejectReason { .. } => "reject_reason",
             Overlay::EditArgs { .. } => "edit_args",
             Overlay::Detail { .. } => "detail",
+            Overlay::DiffSearch { .. } => "diff_search",
             Overlay::Story(o) => o.name(),
             Overlay::World(o) => o.name(),
             Overlay::Answer(_) => "answer",
@@ -95,7 +102,8 @@ impl Overlay {
             Overlay::Palette { input, .. }
             | Overlay::Finder { input, .. }
             | Overlay::RejectReason { input, .. }
-            | Overlay::EditArgs { input, .. } => Some(input),
+            | Overlay::EditArgs { input, .. }
+            | Overlay::DiffSearch { input, .. } => Some(input),
             Overlay::Story(o) => o.text(),
             Overlay::World(o) => o.text(),
             _ => None,
@@ -107,7 +115,8 @@ impl Overlay {
             Overlay::Palette { input, .. }
             | Overlay::Finder { input, .. }
             | Overlay::RejectReason { input, .. }
-            | Overlay::EditArgs { input, .. } => Some(input),
+            | Overlay::EditArgs { input, .. }
+            | Overlay::DiffSearch { input, .. } => Some(input),
             Overlay::Story(o) => o.text_mut(),
             Overlay::World(o) => o.text_mut(),
             _ => None,

@@ -32,10 +32,13 @@ pub enum Context {
     Jobs,
     Composer,
     Form,
+    /// While a search is active in an approval preview: its next / previous match and its end
+    /// (looked up before `Approvals`, so `n` finds the next match and rejects again after).
+    DiffSearch,
 }
 
 impl Context {
-    pub const ALL: [Context; 12] = [
+    pub const ALL: [Context; 13] = [
         Context::Global,
         Context::Files,
         Context::Story,
@@ -48,6 +51,7 @@ impl Context {
         Context::Jobs,
         Context::Composer,
         Context::Form,
+        Context::DiffSearch,
     ];
 
     pub fn name(self) -> &'static str {
@@ -64,6 +68,7 @@ impl Context {
             Context::Jobs => "jobs",
             Context::Composer => "composer",
             Context::Form => "form",
+            Context::DiffSearch => "diff_search",
         }
     }
 
@@ -96,7 +101,7 @@ impl std::error::Error for KeymapError {}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Keymap {
-    sections: [Vec<Binding>; 12],
+    sections: [Vec<Binding>; 13],
 }
 
 #[derive(Deserialize)]
@@ -114,6 +119,7 @@ struct FileDe {
     jobs: Option<SectionDe>,
     composer: Option<SectionDe>,
     form: Option<SectionDe>,
+    diff_search: Option<SectionDe>,
 }
 
 #[derive(Deserialize)]
@@ -172,6 +178,7 @@ impl Keymap {
             (Context::Jobs, de.jobs),
             (Context::Composer, de.composer),
             (Context::Form, de.form),
+            (Context::DiffSearch, de.diff_search),
         ];
         for (ctx, section) in sections {
             let Some(section) = section else { continue };

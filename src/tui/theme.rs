@@ -57,7 +57,7 @@ macro_rules! theme_fields {
 theme_fields! {
     text, dim, border, border_focused, title, title_focused, selection, selection_unfocused,
     heading, heading2, frontmatter, code, quote, list_bullet,
-    diff_add, diff_del, diff_hunk, diff_header, gutter,
+    diff_add, diff_del, diff_add_word, diff_del_word, diff_hunk, diff_header, gutter,
     changed, folder, hidden,
     status_bar, status_info, status_ok, status_error, key_hint, badge,
     mode_normal, mode_discuss, mode_plan,

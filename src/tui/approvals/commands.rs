@@ -1,5 +1,6 @@
 //! The Approvals pane's commands for help, the palette and the option row under a call (see
-//! `tui::commands`). The session grant is offered only when the call allows one.
+//! `tui::commands`). The session grant is offered only when the call allows one; the preview's
+//! keys (changes, side by side, search) are listed after the decisions.
 
 use crate::engine::PendingCall;
 use crate::tui::action::Command;
@@ -8,7 +9,7 @@ use crate::tui::commands::PaneCommand;
 use crate::tui::keymap::Context;
 
 pub fn commands(app: &AppState) -> Vec<PaneCommand> {
-    match app.approvals.selected_call() {
+    let mut list = match app.approvals.selected_call() {
         Some(call) => call_commands(call),
         None => {
             let any = app.approvals.selected_item().is_some();
@@ -21,7 +22,33 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
             }
             list
         }
+    };
+    list.extend(preview_commands(app));
+    list
+}
+
+/// Moving through the selected call's preview: changes, side by side, search; the match keys
+/// only while a search is active.
+pub fn preview_commands(app: &AppState) -> Vec<PaneCommand> {
+    let call = app.approvals.selected_call().is_some();
+    let searching = app.approvals.search.is_some();
+    let p = |cmd, label| PaneCommand::new(cmd, Context::Approvals, label).available(call);
+    let s = |cmd, label| PaneCommand::new(cmd, Context::DiffSearch, label);
+    let mut list = vec![
+        p(Command::DiffNextChange, "next change"),
+        p(Command::DiffPrevChange, "previous change"),
+        p(Command::DiffSideBySide, "side by side"),
+        p(Command::DiffSearch, "search"),
+    ];
+    // Reported only while their section is looked up (it shadows `n` reject then).
+    if searching {
+        list.extend([
+            s(Command::DiffNextMatch, "next match"),
+            s(Command::DiffPrevMatch, "previous match"),
+            s(Command::DiffEndSearch, "end search"),
+        ]);
     }
+    list
 }
 
 /// The options for one waiting call; the `hint` ones are its option row, in order.

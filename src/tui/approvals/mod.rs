@@ -4,13 +4,30 @@
 //! shared by the list, the preview, the receipts and the status bar.
 
 pub mod commands;
+pub mod navigate;
+pub mod preview;
 mod update;
 pub mod view;
 
 use crate::engine::inputs::InputRequest;
 use crate::engine::{PendingCall, PreviewBody};
 use crate::tui::widgets::wrap::{fit_width, Cut};
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU16;
+use std::sync::Arc;
+
+use crate::tui::widgets::prose_diff::ProseDiff;
 use unicode_width::UnicodeWidthStr;
+
+/// The parsed diffs of a call's file changes (empty for other previews).
+pub fn parse_diffs(call: &PendingCall) -> Vec<ProseDiff> {
+    match &call.preview.body {
+        PreviewBody::Files { changes } => {
+            changes.iter().map(|c| ProseDiff::parse(&c.diff)).collect()
+        }
+        _ => Vec::new(),
+    }
+}
 
 /// One row of the Approvals pane.
 // The pane holds a handful of rows; boxing the call would only add indirection.
@@ -51,6 +68,16 @@ pub struct ApprovalsState {
     pub selected: usize,
     pub offset: usize,
     pub preview_scroll: usize,
+    /// Each waiting call's file diffs, parsed and word-diffed once when the call arrives
+    /// (by approval id, in the order of its changes), so drawing and scrolling never diff.
+    pub diffs: HashMap<String, Arc<Vec<ProseDiff>>>,
+    /// The author asked for side-by-side diffs (`s`); shown where the area is wide enough.
+    pub side_by_side: bool,
+    /// The search in the preview (`/`), while active: `n`/`N` go to its matches.
+    pub search: Option<String>,
+    /// The widths the pane preview and the detail were last drawn at (`preview::drawn_width`).
+    pub pane_width: AtomicU16,
+    pub detail_width: AtomicU16,
 }
 
 impl ApprovalsState {
@@ -87,8 +114,19 @@ impl ApprovalsState {
 
     fn add(&mut self, item: Waiting) {
         if !self.items.iter().any(|w| w.id() == item.id()) {
+            if let Waiting::Call(c) = &item {
+                if !self.diffs.contains_key(&c.approval_id) {
+                    self.diffs
+                        .insert(c.approval_id.clone(), Arc::new(parse_diffs(c)));
+                }
+            }
             self.items.push(item);
         }
+    }
+
+    /// The parsed diffs of a waiting call (empty when it has none or is unknown).
+    pub fn diffs_of(&self, approval_id: &str) -> Arc<Vec<ProseDiff>> {
+        self.diffs.get(approval_id).cloned().unwrap_or_default()
     }
 
     /// Add a call at the end unless it is already queued.
@@ -103,11 +141,13 @@ impl ApprovalsState {
 
     fn remove_at(&mut self, pos: usize) -> Waiting {
         let item = self.items.remove(pos);
+        self.diffs.remove(item.id());
         if pos < self.selected {
             self.selected -= 1;
         }
         if pos == self.selected {
             self.preview_scroll = 0;
+            self.search = None;
         }
         self.selected = self.selected.min(self.items.len().saturating_sub(1));
         item
@@ -141,6 +181,7 @@ impl ApprovalsState {
     pub fn replace_all(&mut self, calls: Vec<PendingCall>, questions: Vec<InputRequest>) {
         let keep = self.items.get(self.selected).map(|w| w.id().to_string());
         self.items.clear();
+        // Calls still waiting keep their parsed diffs; the rest are dropped below.
         let mut all: Vec<Waiting> = calls
             .into_iter()
             .map(Waiting::Call)
@@ -148,6 +189,8 @@ impl ApprovalsState {
             .collect();
         // Stable: calls keep their queue order among equal times.
         all.sort_by(|a, b| a.requested_at().cmp(b.requested_at()));
+        self.diffs
+            .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
         for w in all {
             self.add(w);
         }
@@ -188,6 +231,7 @@ impl ApprovalsState {
         if next != self.selected {
             self.selected = next;
             self.preview_scroll = 0;
+            self.search = None;
         }
     }
 }

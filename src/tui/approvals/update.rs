@@ -40,7 +40,13 @@ impl AppState {
         a.offset =
             crate::tui::files::tree::window_offset(a.offset, a.selected, page, a.items.len());
         let max = match self.approvals.selected_item() {
-            Some(Waiting::Call(c)) => crate::tui::approvals::view::request_rows(self, c).len(),
+            Some(Waiting::Call(c)) => {
+                let width = crate::tui::approvals::preview::drawn_width(
+                    self,
+                    crate::tui::approvals::preview::Where::Pane,
+                );
+                crate::tui::approvals::view::request_items(self, c, width).len()
+            }
             Some(Waiting::Question(q)) => {
                 crate::tui::widgets::forms::view::question_rows(self, q).len()
             }

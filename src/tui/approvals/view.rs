@@ -12,12 +12,14 @@ use serde_json::Value;
 use crate::engine::{ChangeKind, FileChange, PendingCall, PreviewBody};
 use crate::tui::app::AppState;
 use crate::tui::approvals::commands::call_commands;
+use crate::tui::approvals::preview::{self, side_by_side, Item, Where};
 use crate::tui::approvals::{age, cut, Waiting};
 use crate::tui::chrome::{put_line, sel_style, select_line};
 use crate::tui::commands::key_of;
 use crate::tui::files::tree::window_offset;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::diff::diff_rows;
+use crate::tui::widgets::diff::{self, emphasised};
+use crate::tui::widgets::prose_diff::{word_changes, ProseDiff};
 use crate::tui::widgets::wrap::{draw_top_down, wrap_line, Row};
 
 fn plain(text: impl Into<String>, style: Style) -> Row {
@@ -50,10 +52,10 @@ fn client_mark(app: &AppState, session_id: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Header, question and body of a pending call.
-pub fn request_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
+/// Header, question and body of a pending call, as items for a view `width` columns wide.
+pub fn request_items<'a>(app: &'a AppState, call: &'a PendingCall, width: u16) -> Vec<Item<'a>> {
     let t = &app.theme;
-    let mut rows = vec![
+    let mut items: Vec<Item> = [
         (
             Line::from(vec![
                 Span::styled(call.tool.clone(), t.tool.patch(t.diff_header)),
@@ -76,9 +78,28 @@ pub fn request_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
         ),
         plain(question(&call.preview.body), t.diff_header),
         plain("", t.text),
-    ];
-    rows.extend(body_rows(&call.preview.body, &call.preview.summary, t));
-    rows
+    ]
+    .into_iter()
+    .map(Item::Row)
+    .collect();
+    match &call.preview.body {
+        PreviewBody::Files { changes } => {
+            let diffs = app
+                .approvals
+                .diffs
+                .get(&call.approval_id)
+                .map(|d| d.as_slice())
+                .unwrap_or_default();
+            let side = side_by_side(app, width).0;
+            files_items(changes, diffs, side, t, &mut items);
+        }
+        body => items.extend(
+            body_rows(body, &call.preview.summary, t)
+                .into_iter()
+                .map(Item::Row),
+        ),
+    }
+    items
 }
 
 /// The key options: the call's reported commands marked `hint`, keys from the active keymap.
@@ -100,6 +121,28 @@ pub fn option_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
         last.content = last.content.trim_end().to_string().into();
     }
     let mut rows = vec![(Line::from(first), 2)];
+    if let Some(q) = &app.approvals.search {
+        // The search's keys shadow the decisions they share (n): say so under the options.
+        let k = |cmd| {
+            app.keymap
+                .key_for(cmd, &[crate::tui::keymap::Context::DiffSearch])
+                .map(|k| k.notation())
+                .unwrap_or_else(|| "—".into())
+        };
+        use crate::tui::action::Command;
+        rows.push((
+            Line::from(vec![
+                Span::styled(format!("  search \"{q}\": "), t.matched),
+                Span::styled(k(Command::DiffNextMatch), t.key_hint),
+                Span::raw(" next match · "),
+                Span::styled(k(Command::DiffPrevMatch), t.key_hint),
+                Span::raw(" previous · "),
+                Span::styled(k(Command::DiffEndSearch), t.key_hint),
+                Span::raw(" ends the search (its keys decide again after)"),
+            ]),
+            4,
+        ));
+    }
     if !call.session_grant_allowed {
         let why = if call.mode.is_read_only() {
             format!(
@@ -116,7 +159,8 @@ pub fn option_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
 
 pub fn body_rows(body: &PreviewBody, summary: &str, t: &Theme) -> Vec<Row> {
     match body {
-        PreviewBody::Files { changes } => files_rows(changes, t),
+        // Drawn from the call's parsed diffs (`request_items`).
+        PreviewBody::Files { .. } => Vec::new(),
         PreviewBody::Command {
             command,
             cwd,
@@ -163,15 +207,9 @@ pub fn body_rows(body: &PreviewBody, summary: &str, t: &Theme) -> Vec<Row> {
                     t.diff_header,
                 ));
                 for c in &rc.fields {
-                    rows.push((
-                        Line::from(vec![
-                            Span::raw(format!("  {}: ", c.field)),
-                            Span::styled(compact(&c.before), t.diff_del),
-                            Span::raw(" → "),
-                            Span::styled(compact(&c.after), t.diff_add),
-                        ]),
-                        4,
-                    ));
+                    let mut spans = vec![Span::raw(format!("  {}: ", c.field))];
+                    spans.extend(field_change(&c.before, &c.after, t));
+                    rows.push((Line::from(spans), 4));
                 }
             }
             rows
@@ -235,6 +273,44 @@ fn egress_rows(
     rows
 }
 
+/// `before → after` of one record field; when both are text, the words that changed are
+/// emphasised as in file diffs.
+fn field_change(before: &Value, after: &Value, t: &Theme) -> Vec<Span<'static>> {
+    let (Value::String(b), Value::String(a)) = (before, after) else {
+        return vec![
+            Span::styled(compact(before), t.diff_del),
+            Span::raw(" → "),
+            Span::styled(compact(after), t.diff_add),
+        ];
+    };
+    // Shown on one row: escaped, line breaks as ⏎, then diffed as shown.
+    let shown = |s: &str| crate::text::escape_for_terminal(&s.replace('\n', " ⏎ ")).into_owned();
+    let (b, a) = (shown(b), shown(a));
+    let (del, ins, _) = word_changes(&b, &a);
+    let mut spans = vec![Span::styled("\"", t.diff_del)];
+    spans.extend(emphasised(
+        &b,
+        t.diff_del,
+        &del,
+        t.diff_del_word,
+        None,
+        t.matched,
+    ));
+    spans.push(Span::styled("\"", t.diff_del));
+    spans.push(Span::raw(" → "));
+    spans.push(Span::styled("\"", t.diff_add));
+    spans.extend(emphasised(
+        &a,
+        t.diff_add,
+        &ins,
+        t.diff_add_word,
+        None,
+        t.matched,
+    ));
+    spans.push(Span::styled("\"", t.diff_add));
+    spans
+}
+
 fn compact(v: &Value) -> String {
     match v {
         Value::String(s) => format!("{s:?}"),
@@ -259,42 +335,55 @@ fn file_label(c: &FileChange) -> String {
     }
 }
 
-fn files_rows(changes: &[FileChange], t: &Theme) -> Vec<Row> {
+fn files_items<'a>(
+    changes: &[FileChange],
+    diffs: &'a [ProseDiff],
+    side: bool,
+    t: &Theme,
+    out: &mut Vec<Item<'a>>,
+) {
     let added: usize = changes.iter().map(|c| c.added).sum();
     let removed: usize = changes.iter().map(|c| c.removed).sum();
-    let mut rows = Vec::new();
+    let diff_of = |i: usize, indent: &'static str, out: &mut Vec<Item<'a>>| {
+        if let Some(pd) = diffs.get(i) {
+            out.extend(diff::items(pd, side).into_iter().map(|item| Item::Diff {
+                pd,
+                item,
+                indent,
+            }));
+        }
+    };
     match changes {
-        [] => rows.push(plain("• No file changes", t.diff_header)),
+        [] => out.push(Item::Row(plain("• No file changes", t.diff_header))),
         [one] => {
             let verb = match one.kind {
                 ChangeKind::Add => "Added",
                 ChangeKind::Delete => "Deleted",
                 ChangeKind::Update => "Edited",
             };
-            rows.push(plain(
+            out.push(Item::Row(plain(
                 format!("• {verb} {}", file_label(one)),
                 t.diff_header,
-            ));
-            rows.extend(diff_rows(&one.diff, "  ", t));
+            )));
+            diff_of(0, "  ", out);
         }
         many => {
-            rows.push(plain(
+            out.push(Item::Row(plain(
                 format!("• Edited {} files (+{added} -{removed})", many.len()),
                 t.diff_header,
-            ));
-            for c in many {
-                rows.push((
+            )));
+            for (i, c) in many.iter().enumerate() {
+                out.push(Item::Row((
                     Line::from(Span::styled(
                         format!("  └ {}", file_label(c)),
                         t.diff_header,
                     )),
                     4,
-                ));
-                rows.extend(diff_rows(&c.diff, "    ", t));
+                )));
+                diff_of(i, "    ", out);
             }
         }
     }
-    rows
 }
 
 /// The Approvals pane's list: calls and questions in the order they arrived.
@@ -376,12 +465,13 @@ pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
         .collect();
     let opt_h = (opt_rows.len() as u16 + 1).min(area.height / 2);
     let body = Rect::new(area.x, area.y, area.width, area.height - opt_h);
-    let rows = request_rows(app, call);
+    preview::note_width(app, Where::Pane, body.width);
+    let items = request_items(app, call, body.width);
     let skip = app
         .approvals
         .preview_scroll
-        .min(rows.len().saturating_sub(1));
-    draw_top_down(body, buf, rows.into_iter().skip(skip));
+        .min(items.len().saturating_sub(1));
+    draw_top_down(body, buf, preview::rows(app, &items[skip..], body.width));
     let opt_area = Rect::new(area.x, area.y + area.height - opt_h, area.width, opt_h);
     for (i, row) in opt_rows
         .iter()

@@ -119,7 +119,15 @@ impl AppState {
             Some(Overlay::Detail { call_id, .. }) => self
                 .approvals
                 .get(call_id)
-                .map(|c| overlays::detail_rows(self, c).len().saturating_sub(1))
+                .map(|c| {
+                    let width = crate::tui::approvals::preview::drawn_width(
+                        self,
+                        crate::tui::approvals::preview::Where::Detail,
+                    );
+                    overlays::detail_items(self, c, width)
+                        .len()
+                        .saturating_sub(1)
+                })
                 .unwrap_or(0),
             _ => 0,
         }
@@ -134,6 +142,12 @@ impl AppState {
         }
         if let Some(Overlay::Trust(_)) = &self.overlay {
             return self.trust_command(cmd);
+        }
+        if let Some(Overlay::DiffSearch { .. }) = &self.overlay {
+            return self.diff_search_command(cmd);
+        }
+        if matches!(self.overlay, Some(Overlay::Detail { .. })) && cmd.is_diff() {
+            return self.diff_command(cmd);
         }
         let max = self.overlay_scroll_max();
         let Some(overlay) = &mut self.overlay else {
@@ -260,6 +274,7 @@ impl AppState {
                 _ => Vec::new(),
             },
             Overlay::Story(_)
+            | Overlay::DiffSearch { .. }
             | Overlay::World(_)
             | Overlay::Answer(_)
             | Overlay::NewSession(_)

@@ -1,6 +1,6 @@
 //! Overlays drawn over the panes: help (generated from the active keymap), the command
-//! palette, the file finder, the quit dialog, the reject-reason prompt, the argument editor
-//! and the full-screen approval detail.
+//! palette, the file finder, the quit dialog, the reject-reason prompt, the argument editor,
+//! the full-screen approval detail and the search prompt over a preview.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -10,7 +10,8 @@ use ratatui::Frame;
 
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
-use crate::tui::approvals::view::{option_rows, request_rows};
+use crate::tui::approvals::preview::{note_width, rows, Item, Where};
+use crate::tui::approvals::view::{option_rows, request_items};
 use crate::tui::chrome::{centered, highlighted, overlay_frame, put_line};
 use crate::tui::commands::key_of;
 use crate::tui::input::Overlay;
@@ -214,37 +215,46 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
         }
         Overlay::World(o) => crate::tui::world::view::draw_overlay(app, o, area, buf),
         Overlay::Trust(p) => crate::tui::chrome::trust::draw(app, p, area, buf),
-        Overlay::Detail { call_id, scroll } => {
-            let r = centered(
-                area,
-                area.width.saturating_sub(2),
-                area.height.saturating_sub(1),
-            );
-            let inside = overlay_frame("Request — Esc closes", r, buf, t);
-            let Some(call) = app.approvals.get(call_id) else {
-                put_line(
-                    buf,
-                    inside,
-                    0,
-                    &Line::from("This call is no longer waiting."),
-                );
-                return;
-            };
-            let mut rows = request_rows(app, call);
-            rows.push((Line::from(""), 0));
-            rows.push((Line::from(Span::styled("Arguments", t.heading2)), 0));
-            let pretty = serde_json::to_string_pretty(&call.args).unwrap_or_default();
-            rows.extend(
-                pretty
-                    .lines()
-                    .map(|l| (Line::from(Span::styled(l.to_string(), t.code)), 2)),
-            );
-            rows.push((Line::from(""), 0));
-            rows.extend(option_rows(app, call));
-            let skip = (*scroll).min(rows.len().saturating_sub(1));
-            draw_top_down(inside, buf, rows.into_iter().skip(skip));
+        Overlay::Detail { call_id, scroll } => draw_request(app, call_id, *scroll, area, buf),
+        Overlay::DiffSearch { input, back } => {
+            if let Some((call_id, scroll)) = back {
+                draw_request(app, call_id, *scroll, area, buf);
+            }
+            let r = centered(area, 72, 5);
+            let inside = overlay_frame("Search the preview", r, buf, t);
+            draw_input_row(input, inside, buf);
+            let hint = Line::from(vec![
+                Span::styled(key(app, Command::Accept, Context::Input), t.key_hint),
+                Span::raw(" finds the next match   "),
+                Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
+                Span::raw(" cancels"),
+            ]);
+            put_line(buf, inside, inside.height.saturating_sub(1), &hint);
         }
     }
+}
+
+/// The full-screen request: everything [`detail_items`] lists, from `scroll` on.
+fn draw_request(app: &AppState, call_id: &str, scroll: usize, area: Rect, buf: &mut Buffer) {
+    let r = centered(
+        area,
+        area.width.saturating_sub(2),
+        area.height.saturating_sub(1),
+    );
+    let inside = overlay_frame("Request — Esc closes", r, buf, &app.theme);
+    let Some(call) = app.approvals.get(call_id) else {
+        put_line(
+            buf,
+            inside,
+            0,
+            &Line::from("This call is no longer waiting."),
+        );
+        return;
+    };
+    note_width(app, Where::Detail, inside.width);
+    let items = detail_items(app, call, inside.width);
+    let skip = scroll.min(items.len().saturating_sub(1));
+    draw_top_down(inside, buf, rows(app, &items[skip..], inside.width));
 }
 
 fn key(app: &AppState, cmd: Command, ctx: Context) -> String {
@@ -367,6 +377,7 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
             Context::Transcript => "transcript (Sessions, after l)".to_string(),
             Context::Jobs => "jobs (Sessions, after b)".to_string(),
             Context::Composer => "composer (Sessions, after i or Enter)".to_string(),
+            Context::DiffSearch => "diff_search (an approval preview, after /)".to_string(),
             Context::Form => {
                 "form (answering a question, a new session; 1–9 pick an option)".to_string()
             }
@@ -394,11 +405,17 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
 }
 
 /// Everything the full-screen detail shows: the request, the arguments, the options.
-pub fn detail_rows(app: &AppState, call: &crate::engine::PendingCall) -> Vec<Row> {
+pub fn detail_items<'a>(
+    app: &'a AppState,
+    call: &'a crate::engine::PendingCall,
+    width: u16,
+) -> Vec<Item<'a>> {
     let t = &app.theme;
-    let mut rows = request_rows(app, call);
-    rows.push((Line::from(""), 0));
-    rows.push((Line::from(Span::styled("Arguments", t.heading2)), 0));
+    let mut items = request_items(app, call, width);
+    let mut rows: Vec<Row> = vec![
+        (Line::from(""), 0),
+        (Line::from(Span::styled("Arguments", t.heading2)), 0),
+    ];
     let pretty = serde_json::to_string_pretty(&call.args).unwrap_or_default();
     rows.extend(
         pretty
@@ -406,6 +423,7 @@ pub fn detail_rows(app: &AppState, call: &crate::engine::PendingCall) -> Vec<Row
             .map(|l| (Line::from(Span::styled(l.to_string(), t.code)), 2)),
     );
     rows.push((Line::from(""), 0));
-    rows.extend(option_rows(app, call));
-    rows
+    items.extend(rows.into_iter().map(Item::Row));
+    items.extend(option_rows(app, call).into_iter().map(Item::Plain));
+    items
 }
