@@ -12,101 +12,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(name: &str, cmd: &str) -> Tmux {
-        let ok = Command::new("tmux")
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                name,
-                "-x",
-                "120",
-                "-y",
-                "40",
-                cmd,
-            ])
-            .status()
-            .expect("run tmux")
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Tmux {
-            name: name.to_string(),
-        }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", self.name.as_str()];
-        args.extend_from_slice(keys);
-        assert!(Command::new("tmux")
-            .args(&args)
-            .status()
-            .expect("send-keys")
-            .success());
-    }
-
-    /// Type literal text (no key-name interpretation).
-    fn type_text(&self, text: &str) {
-        assert!(Command::new("tmux")
-            .args(["send-keys", "-t", &self.name, "-l", text])
-            .status()
-            .expect("send-keys")
-            .success());
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .expect("capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Poll the screen until `pred` holds, or fail with the last screen.
-    fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if pred(&s) {
-                return s;
-            }
-            if start.elapsed() > timeout {
-                panic!("timed out waiting for {what}; screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        Command::new("tmux")
-            .args(["has-session", "-t", &self.name])
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false)
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
-
-fn tmux_available() -> bool {
-    Command::new("tmux")
-        .arg("-V")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
+mod tmux_support;
+use tmux_support::{tmux_available, Tmux};
 
 fn read(root: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(root.join(rel)).ok()

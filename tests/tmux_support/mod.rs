@@ -1,5 +1,5 @@
 //! A real terminal for end-to-end tests of the real binary: a detached tmux session to type
-//! into and read the screen of (the same helpers as tests/tmux_e2e.rs, shared by the MCP
+//! into and read the screen of (shared by tests/tmux_e2e.rs and the MCP
 //! end-to-end test).
 
 use std::process::Command;
