@@ -659,3 +659,49 @@ async fn questions_of_two_sessions_reusing_a_call_id_do_not_collide() {
     let ra = ha.await.unwrap();
     assert!(ra.content.contains("warm"), "{}", ra.content);
 }
+
+/// The profile files are the allowlists: after one is edited, the engine reloads it once and
+/// every session enforces what the file now says (a tool taken out is refused, one added is
+/// allowed); a removed profile file falls back to the built-in, and nothing changes without
+/// a change on disk.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_profile_is_enforced_without_a_restart() {
+    let f = fixture();
+    let dir = f.root.join(".nbook/profiles");
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = |tools: &str| {
+        format!("key = \"narrow\"\nname = \"Narrow\"\ndescription = \"d\"\ncreation = \"system_only\"\nworld_access = \"none\"\ntools = [{tools}]\n")
+    };
+    std::fs::write(dir.join("narrow.toml"), profile("\"read\"")).unwrap();
+    let engine = engine(&f, Preset::Supervised);
+    assert!(!engine.reload_profiles_if_changed(), "nothing changed yet");
+    let sid = engine
+        .create_session("narrow", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    let tree = || call("get_story_tree", json!({}));
+    let read = || call("read", json!({"path": "AGENTS.md"}));
+    let r = engine.call(&sid, tree(), Approval::Fail).await;
+    assert_eq!(r.status, CallStatus::NotAllowed, "{}", r.content);
+    // Widen it: the same session may now call the tool.
+    std::fs::write(
+        dir.join("narrow.toml"),
+        profile("\"read\", \"get_story_tree\""),
+    )
+    .unwrap();
+    assert!(engine.reload_profiles_if_changed());
+    assert!(!engine.reload_profiles_if_changed(), "reloaded once");
+    let r = engine.call(&sid, tree(), Approval::Fail).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    // Narrow it again: refused from the next call on.
+    std::fs::write(dir.join("narrow.toml"), profile("\"get_story_tree\"")).unwrap();
+    assert!(engine.reload_profiles_if_changed());
+    let r = engine.call(&sid, read(), Approval::Fail).await;
+    assert_eq!(r.status, CallStatus::NotAllowed, "{}", r.content);
+    // The file is removed and no built-in has that key: the session may call nothing.
+    std::fs::remove_file(dir.join("narrow.toml")).unwrap();
+    assert!(engine.reload_profiles_if_changed());
+    assert!(engine.profiles().get("narrow").is_none());
+    let r = engine.call(&sid, tree(), Approval::Fail).await;
+    assert_eq!(r.status, CallStatus::NotAllowed, "{}", r.content);
+}

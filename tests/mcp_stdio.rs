@@ -111,6 +111,12 @@ fn bad_json_rpc_and_bad_calls_get_clear_answers_and_change_nothing() {
     send(&call(7, "read", json!({"path": "AGENTS.md"})));
     let r = recv();
     assert_eq!(r["result"]["isError"], false, "{r}");
+    send(&call(70, "get_story_tree", json!({})));
+    let r = recv();
+    assert_eq!(
+        r["result"]["isError"], false,
+        "allowed before the change: {r}"
+    );
     // A project profile narrows mcp.default: the client is told the list changed.
     let profiles = dir.join(".nbook/profiles");
     std::fs::create_dir_all(&profiles).unwrap();
@@ -131,6 +137,17 @@ fn bad_json_rpc_and_bad_calls_get_clear_answers_and_change_nothing() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["read", "nbook_await_approval"], "{r}");
+    // …and the engine enforces the new allowlist, not the one it started with.
+    send(&call(9, "get_story_tree", json!({})));
+    let r = recv();
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    assert_eq!(
+        r["result"]["structuredContent"]["outcome"], "not_allowed",
+        "{r}"
+    );
+    send(&call(10, "read", json!({"path": "AGENTS.md"})));
+    let r = recv();
+    assert_eq!(r["result"]["isError"], false, "{r}");
     drop(stdin);
     let status = child.wait().unwrap();
     assert!(status.success(), "closing stdin ends the server cleanly");

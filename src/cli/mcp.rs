@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use super::{exit, note, out, project_path, Failure};
 use crate::config::{Config, Dirs};
@@ -33,10 +33,6 @@ pub async fn mcp(a: McpArgs, dirs: Dirs) -> Result<u8, Failure> {
     let ws = Workspace::open(&project).map_err(Failure::usage)?;
     let mut report = Config::load_report(&dirs, Some(ws.root())).map_err(Failure::usage)?;
     let registry = crate::tools::registry().map_err(Failure::tool)?;
-    let profile_dirs = vec![
-        dirs.config.join("profiles"),
-        ws.nbook_dir().join("profiles"),
-    ];
     // A guest of the approval queue: a TUI started later must own it, not this helper.
     let engine =
         Engine::open_guest(ws, report.config.clone(), &dirs, registry).map_err(Failure::tool)?;
@@ -44,7 +40,7 @@ pub async fn mcp(a: McpArgs, dirs: Dirs) -> Result<u8, Failure> {
     for n in report.notes() {
         note(format!("nbook mcp: warning: {n}"));
     }
-    for e in engine.profile_errors() {
+    for e in engine.profile_errors().iter() {
         note(format!("nbook mcp: warning: {e}"));
     }
     let engine = Arc::new(engine);
@@ -59,35 +55,16 @@ pub async fn mcp(a: McpArgs, dirs: Dirs) -> Result<u8, Failure> {
         },
     ));
     let profile = a.profile;
-    let mut seen = fingerprint(&profile_dirs);
+    // The engine reloads the profile files itself (so its allowlists follow them); the
+    // client is then sent the new list.
     let refresh = Box::new(move || {
-        let now = fingerprint(&profile_dirs);
-        if now == seen {
+        if !engine.reload_profiles_if_changed() {
             return None;
         }
-        seen = now;
-        let (profiles, _) = crate::engine::profiles::Profiles::load(&profile_dirs);
-        catalogue::for_profile_in(engine.registry(), &profiles, &profile).ok()
+        catalogue::for_profile(&engine, &profile).ok()
     });
     crate::mcp::server::serve_stdio(backend, tools, Some(refresh))
         .await
         .map_err(Failure::tool)?;
     Ok(exit::OK)
-}
-
-/// The profile files as (path, modified, length): a change in any means "reload".
-fn fingerprint(dirs: &[PathBuf]) -> Vec<(PathBuf, Option<SystemTime>, u64)> {
-    let mut v = Vec::new();
-    for d in dirs {
-        let Ok(entries) = std::fs::read_dir(d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            if let Ok(m) = e.metadata() {
-                v.push((e.path(), m.modified().ok(), m.len()));
-            }
-        }
-    }
-    v.sort();
-    v
 }

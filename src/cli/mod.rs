@@ -392,7 +392,7 @@ pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failur
     for n in report.notes() {
         note(format!("nbook: warning: {n}"));
     }
-    for e in engine.profile_errors() {
+    for e in engine.profile_errors().iter() {
         note(format!(
             "nbook: warning: {}",
             crate::text::escape_message(&e.to_string())

@@ -34,7 +34,7 @@ impl Engine {
     pub fn author_session(&self) -> Result<SessionId, EngineError> {
         let id = AUTHOR_SESSION_ID.to_string();
         let profile = self
-            .profiles
+            .profiles()
             .get(AUTHOR_PROFILE)
             .ok_or_else(|| EngineError::UnknownProfile(AUTHOR_PROFILE.to_string()))?;
         let path = self.ws.sessions_dir().join(format!("{id}.jsonl"));

@@ -27,7 +27,8 @@ pub mod typed;
 pub mod types;
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use tokio::sync::{broadcast, oneshot};
 
@@ -150,8 +151,13 @@ pub struct Engine {
     ws: Arc<Workspace>,
     config: Arc<Config>,
     registry: Registry,
-    profiles: Profiles,
-    profile_errors: Vec<ProfileError>,
+    /// The profile folders (user config, then the project's), read again when they change.
+    profile_dirs: Vec<PathBuf>,
+    /// Swapped whole when the profile files change ([`Engine::reload_profiles_if_changed`]).
+    profiles: RwLock<Arc<Profiles>>,
+    profile_errors: RwLock<Arc<Vec<ProfileError>>>,
+    /// What the profile folders looked like when `profiles` was loaded.
+    profiles_seen: Mutex<profiles::Fingerprint>,
     events: broadcast::Sender<EngineEvent>,
     state: Mutex<State>,
     lock: lock::EngineLock,
@@ -194,16 +200,12 @@ impl Engine {
         lock: lock::EngineLock,
     ) -> Result<Engine, EngineError> {
         drop(crate::store::open(&ws.db_path())?);
-        let (profiles, profile_errors) = Profiles::load(&[
+        let profile_dirs = vec![
             dirs.config.join("profiles"),
             ws.nbook_dir().join("profiles"),
-        ]);
-        let mut profile_errors = profile_errors;
-        profile_errors.extend(profiles::author_only_listed(&profiles, |t| {
-            registry
-                .get(t)
-                .is_some_and(|r| r.tool.effects().author_only)
-        }));
+        ];
+        let seen = profiles::Fingerprint::of(&profile_dirs);
+        let (profiles, profile_errors) = load_profiles(&profile_dirs, &registry);
         let (events, _) = broadcast::channel(4096);
         let jobs = Arc::new(jobs::JobStore::open(
             &ws.nbook_dir().join("agent").join("jobs"),
@@ -213,8 +215,10 @@ impl Engine {
             ws: Arc::new(ws),
             config: Arc::new(config),
             registry,
-            profiles,
-            profile_errors,
+            profile_dirs,
+            profiles: RwLock::new(Arc::new(profiles)),
+            profile_errors: RwLock::new(Arc::new(profile_errors)),
+            profiles_seen: Mutex::new(seen),
             events,
             state: Mutex::new(State::default()),
             lock,
@@ -243,13 +247,50 @@ impl Engine {
         self.registry.get(tool).map(|t| t.tool.effects())
     }
 
-    pub fn profiles(&self) -> &Profiles {
-        &self.profiles
+    /// The profiles as last loaded (a snapshot: a reload swaps in a new set).
+    pub fn profiles(&self) -> Arc<Profiles> {
+        self.profiles
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Profile files that failed to load (shown by the TUI and the CLI, never fatal).
-    pub fn profile_errors(&self) -> &[ProfileError] {
-        &self.profile_errors
+    pub fn profile_errors(&self) -> Arc<Vec<ProfileError>> {
+        self.profile_errors
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Read the profile folders again if a file in them changed since the last load, and
+    /// make every session enforce its profile as the files now say: a tool taken out of an
+    /// allowlist is refused from the next call on, one added is allowed. A session whose
+    /// profile file was removed falls back to the built-in of that key, or to no tools at
+    /// all. Returns whether anything was reloaded (callers tell their clients then).
+    pub fn reload_profiles_if_changed(&self) -> bool {
+        let now = profiles::Fingerprint::of(&self.profile_dirs);
+        {
+            let mut seen = self.profiles_seen.lock().unwrap_or_else(|e| e.into_inner());
+            if *seen == now {
+                return false;
+            }
+            *seen = now;
+        }
+        let (fresh, errors) = load_profiles(&self.profile_dirs, &self.registry);
+        let fresh = Arc::new(fresh);
+        *self.profiles.write().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
+        *self
+            .profile_errors
+            .write()
+            .unwrap_or_else(|e| e.into_inner()) = Arc::new(errors);
+        let mut st = self.state();
+        for rt in st.sessions.values_mut() {
+            rt.profile = fresh
+                .get(&rt.info.profile)
+                .unwrap_or_else(|| Arc::new(missing_profile(&rt.info.profile)));
+        }
+        true
     }
 
     /// Why the project database is open read-only (a newer nbook wrote it), for a warning at
@@ -330,7 +371,7 @@ impl Engine {
             if let Some(info) = summarize(&read) {
                 let custom = Arc::new(custom_state(&read));
                 let profile = self
-                    .profiles
+                    .profiles()
                     .get(&info.profile)
                     .unwrap_or_else(|| Arc::new(missing_profile(&info.profile)));
                 loaded.push(SessionRt {
@@ -358,7 +399,7 @@ impl Engine {
         parent: Option<SessionId>,
     ) -> Result<SessionInfo, EngineError> {
         let profile = self
-            .profiles
+            .profiles()
             .get(profile_key)
             .ok_or_else(|| EngineError::UnknownProfile(profile_key.to_string()))?;
         let dir = self.ws.sessions_dir();
@@ -412,7 +453,7 @@ impl Engine {
         mode: Mode,
     ) -> Result<SessionId, EngineError> {
         let profile = self
-            .profiles
+            .profiles()
             .get(profile_key)
             .ok_or_else(|| EngineError::UnknownProfile(profile_key.to_string()))?;
         let id = "cli".to_string();
@@ -774,6 +815,18 @@ fn custom_state(read: &ReadLog) -> BTreeMap<String, serde_json::Value> {
         }
     }
     map
+}
+
+/// The profiles of `dirs` over the built-ins, with the load errors and the profiles that
+/// list an author-only tool reported.
+fn load_profiles(dirs: &[PathBuf], registry: &Registry) -> (Profiles, Vec<ProfileError>) {
+    let (profiles, mut errors) = Profiles::load(dirs);
+    errors.extend(profiles::author_only_listed(&profiles, |t| {
+        registry
+            .get(t)
+            .is_some_and(|r| r.tool.effects().author_only)
+    }));
+    (profiles, errors)
 }
 
 /// A session whose profile no longer exists still lists and reads; it just allows no tools.

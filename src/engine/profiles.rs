@@ -109,6 +109,29 @@ pub struct ProfileError {
     pub message: String,
 }
 
+/// What the profile folders hold, as (path, modified, length) of each file: a change in any
+/// means the profiles are read again.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Fingerprint(Vec<(PathBuf, Option<std::time::SystemTime>, u64)>);
+
+impl Fingerprint {
+    pub fn of(dirs: &[PathBuf]) -> Fingerprint {
+        let mut v = Vec::new();
+        for d in dirs {
+            let Ok(entries) = std::fs::read_dir(d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if let Ok(m) = e.metadata() {
+                    v.push((e.path(), m.modified().ok(), m.len()));
+                }
+            }
+        }
+        v.sort();
+        Fingerprint(v)
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Profiles {
     by_key: BTreeMap<String, Arc<Profile>>,

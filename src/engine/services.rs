@@ -25,7 +25,7 @@ pub trait ToolServices: Send + Sync {
     fn config(&self) -> &Arc<Config>;
 
     // Read model: sessions and profiles.
-    fn profiles(&self) -> &Profiles;
+    fn profiles(&self) -> Arc<Profiles>;
     fn session(&self, id: &str) -> Option<SessionInfo>;
     fn session_log(&self, id: &str) -> Result<ReadLog, EngineError>;
     /// The caller's linked agents, detached ones included (flagged).
@@ -69,7 +69,7 @@ impl ToolServices for Engine {
     fn config(&self) -> &Arc<Config> {
         Engine::config(self)
     }
-    fn profiles(&self) -> &Profiles {
+    fn profiles(&self) -> Arc<Profiles> {
         Engine::profiles(self)
     }
     fn session(&self, id: &str) -> Option<SessionInfo> {

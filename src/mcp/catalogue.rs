@@ -35,7 +35,7 @@ pub struct ToolSpec {
 
 /// The tools of `profile` as MCP tools, in the profile's order, then [`AWAIT_TOOL`].
 pub fn for_profile(engine: &Engine, profile: &str) -> Result<Vec<ToolSpec>, String> {
-    for_profile_in(engine.registry(), engine.profiles(), profile)
+    for_profile_in(engine.registry(), &engine.profiles(), profile)
 }
 
 /// [`for_profile`] over profiles loaded anew (the profile files changed).

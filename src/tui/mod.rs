@@ -75,7 +75,7 @@ pub fn build_app(
         Theme::no_colour_env(),
     );
     notices.extend(tnote);
-    for e in engine.profile_errors() {
+    for e in engine.profile_errors().iter() {
         notices.push(format!("profile: {e}"));
     }
     notices.extend(engine.database_read_only());

@@ -420,6 +420,25 @@ fn spawn_sources(
     tasks
 }
 
+/// The profile files are the allowlists: one the author edits while nbook runs is enforced
+/// from the next call on (for agents and attached MCP clients alike), without a restart.
+fn watch_profiles(engine: Arc<Engine>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(2));
+        every.tick().await;
+        loop {
+            every.tick().await;
+            let e = engine.clone();
+            if tokio::task::spawn_blocking(move || e.reload_profiles_if_changed())
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
+    })
+}
+
 fn draw(term: &mut Term, app: &AppState) -> Result<(), TuiError> {
     let _ = execute!(term.backend_mut(), BeginSynchronizedUpdate);
     let r = term.draw(|f| view(app, f)).map(|_| ());
@@ -438,7 +457,8 @@ pub async fn run_loop(
     started: Instant,
 ) -> Result<(), TuiError> {
     let (tx, mut rx) = unbounded_channel::<Msg>();
-    let tasks = spawn_sources(sources.events, sources.jobs, &tx);
+    let mut tasks = spawn_sources(sources.events, sources.jobs, &tx);
+    tasks.push(watch_profiles(engine.clone()));
     let exec = Executor::new(engine.clone(), tx.clone())
         .with_host(sources.host)
         .with_dirs(sources.dirs);
