@@ -85,7 +85,9 @@ fn backend(f: &Fixture, preset: Preset, wait_ms: u64, tui_only: bool) -> Backend
 fn quiet(_: Progress) {}
 
 async fn call(b: &Backend, tool: &str, args: serde_json::Value) -> Outcome {
-    b.call(tool, args, CancellationToken::new(), &quiet).await
+    let wait = b.options().wait;
+    b.call(tool, args, wait, CancellationToken::new(), &quiet)
+        .await
 }
 
 async fn await_ap(b: &Backend, id: &str, ms: u64) -> Outcome {
@@ -288,7 +290,10 @@ async fn a_client_that_goes_away_or_cancels_withdraws_its_calls() {
         }
         c2.cancel();
     });
-    let o = b.call("write", write_args("x\n"), cancel, &quiet).await;
+    let wait = b.options().wait;
+    let o = b
+        .call("write", write_args("x\n"), wait, cancel, &quiet)
+        .await;
     assert!(matches!(o, Outcome::Cancelled { .. }), "{o:?}");
     wait_until(|| tui.pending().is_empty()).await;
     // Gone while its call waits past the bound: the link closes, the TUI withdraws it.

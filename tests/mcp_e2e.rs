@@ -5,7 +5,11 @@
 //!    `read` works, `write` is refused and changes nothing;
 //! 2. the TUI open: `write` → `pending_approval`; `y` in the Approvals pane;
 //!    `nbook_await_approval` returns the applied result and the file is on disk;
-//! 3. the same with `n` and a reason: an error result carrying the reason, nothing written.
+//! 3. the same with `n` and a reason: an error result carrying the reason, nothing written;
+//! 4. a client that declares MCP Tasks (2026 protocol, the SDK's extension interface): the
+//!    write becomes a task that says it waits for the author (with the approval id), `y`,
+//!    and `tasks/get` completes with the applied result; a read answers without a task;
+//! 5. `tasks/cancel` on a waiting task withdraws it from the Approvals pane, nothing written.
 //!
 //! Needs tmux and python3 with `mcp`. Without them the test is skipped with a message, except
 //! under CI (`CI` set), where `.ci/run` installs both and a missing one is a failure.
@@ -38,6 +42,11 @@ struct Client {
 
 impl Client {
     fn start(home: &Path, project: &Path, extra: &[&str]) -> Client {
+        Client::start_with(home, project, extra, false)
+    }
+
+    /// `tasks`: the client speaks the 2026 protocol and declares the MCP Tasks extension.
+    fn start_with(home: &Path, project: &Path, extra: &[&str], tasks: bool) -> Client {
         let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client/driver.py");
         let mut child = Command::new("python3")
             .arg(driver)
@@ -46,6 +55,7 @@ impl Client {
             .arg(project)
             .args(extra)
             .env("NBOOK_HOME", home)
+            .env("NBOOK_MCP_TASKS", if tasks { "1" } else { "0" })
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -70,9 +80,14 @@ impl Client {
         serde_json::from_str(&s).unwrap_or_else(|e| panic!("bad line {s:?}: {e}"))
     }
 
-    fn send(&mut self, v: Value) -> Value {
+    /// Send a command without waiting for its answer (read it later with [`Client::line`]).
+    fn send_only(&mut self, v: Value) {
         writeln!(self.stdin, "{v}").unwrap();
         self.stdin.flush().unwrap();
+    }
+
+    fn send(&mut self, v: Value) -> Value {
+        self.send_only(v);
         let r = self.line();
         assert!(r.get("error").is_none(), "client error: {r}");
         r
@@ -243,6 +258,46 @@ fn python_sdk_client_reads_writes_and_waits_for_the_author_in_the_tui() {
     assert!(
         !dir.join("notes/b.md").exists(),
         "a rejected call writes nothing"
+    );
+    drop(c);
+
+    // 4. A client with MCP Tasks: no pending_approval round trip; the task waits.
+    let mut c = Client::start_with(&home, &dir, &[], true);
+    let r = c.call("read", json!({"path": "AGENTS.md"}));
+    assert_eq!(r["isError"], false, "{r}");
+    assert!(r.get("taskId").is_none(), "a read answers at once: {r}");
+    c.send_only(json!({"op": "call", "tool": "write", "args": {"path": "notes/c.md", "content": "from a task\n"}}));
+    t.wait_for("the task's request", long, |s| s.contains("notes/c.md"));
+    std::thread::sleep(Duration::from_millis(1500));
+    t.keys(&["y"]);
+    let r = c.line();
+    assert_eq!(r["isError"], false, "{r}");
+    assert_eq!(r["structured"]["outcome"], "applied", "{r}");
+    assert!(r["taskId"].is_string(), "{r}");
+    let statuses = r["statuses"].to_string();
+    assert!(
+        statuses.contains("waiting for the author's approval in nbook (ap-"),
+        "the task said it waited, with the approval id: {statuses}"
+    );
+    assert!(statuses.contains("\"completed\""), "{statuses}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("notes/c.md")).unwrap(),
+        "from a task\n"
+    );
+
+    // 5. tasks/cancel withdraws the waiting call: gone from the queue, nothing written.
+    let r = c.send(json!({"op": "call", "tool": "write", "args": {"path": "notes/d.md", "content": "never\n"}, "cancelWhenWaiting": true}));
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(
+        r["text"].as_str().unwrap().contains("task cancelled"),
+        "{r}"
+    );
+    t.wait_for("the withdrawn request to leave the queue", long, |s| {
+        !s.contains("notes/d.md")
+    });
+    assert!(
+        !dir.join("notes/d.md").exists(),
+        "a cancelled task writes nothing"
     );
     drop(c);
     t.keys(&["q"]);

@@ -120,10 +120,13 @@ impl Backend {
         Ok(info.id)
     }
 
+    /// Run `tool`; a call still waiting for the author after `wait` comes back as
+    /// `pending_approval` (with `wait` zero, as soon as it is in the queue).
     pub async fn call(
         &self,
         tool: &str,
         args: serde_json::Value,
+        wait: Duration,
         cancel: CancellationToken,
         progress: &(dyn Fn(Progress) + Send + Sync),
     ) -> Outcome {
@@ -145,7 +148,7 @@ impl Backend {
                 tool: tool.to_string(),
                 args,
                 by: format!("mcp:{}", self.client()),
-                wait: self.opts.wait,
+                wait,
                 owner: LOCAL_OWNER,
             };
             return self.local.call(req, cancel, progress).await;
@@ -154,7 +157,7 @@ impl Backend {
         let request = Request::Call {
             tool: tool.to_string(),
             args,
-            wait_ms: self.opts.wait.as_millis() as u64,
+            wait_ms: wait.as_millis() as u64,
         };
         let outcome = self
             .over_link(

@@ -3,18 +3,30 @@
 //! titles and hints) and `tools/call` (through the [`Backend`]), sends progress notifications
 //! while a call goes on and `notifications/tools/list_changed` when the profile files change.
 //! Everything else is converted to and from nbook types at this boundary.
+//!
+//! MCP Tasks (the `io.modelcontextprotocol/tasks` extension): a client that declares it gets
+//! a task for every call that may wait for the author (any tool that is not read-only). The
+//! task runs the same call through the same backend, waiting as long as the author takes
+//! (no `pending_approval` round trips); its status message names the approval id and the
+//! preview while it waits; `tasks/get` returns the same result the long-poll tool would;
+//! `tasks/cancel` withdraws the call from the queue (nothing changed; the task settles as
+//! `cancelled`). Reads answer at once either way. Clients without the extension use
+//! `pending_approval` and `nbook_await_approval`.
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    CreateTaskResult, GetTaskParams, GetTaskResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
+use rmcp::task_manager::{TaskContext, TaskExit, TaskManager, TaskOptions};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::backend::Backend;
 use super::catalogue::{parse_await, ToolSpec, AWAIT_TOOL};
@@ -24,7 +36,15 @@ use super::outcome::Outcome;
 pub struct NbookServer {
     backend: Arc<Backend>,
     tools: Arc<RwLock<Vec<ToolSpec>>>,
+    tasks: TaskManager,
 }
+
+/// How long a task is kept: an author may leave a call waiting for hours (lunch, a night);
+/// a task older than this is failed and its call withdrawn from the queue.
+const TASK_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// How often a client is asked to poll `tasks/get`.
+const TASK_POLL_MS: u64 = 1000;
 
 /// Serve MCP on stdin/stdout until the client closes the stream. `refresh` is polled for a
 /// new catalogue (the profile files changed); when it returns one, clients are told.
@@ -37,6 +57,7 @@ pub async fn serve_stdio(
     let server = NbookServer {
         backend,
         tools: tools.clone(),
+        tasks: TaskManager::new(),
     };
     let running = server
         .serve(rmcp::transport::stdio())
@@ -103,6 +124,7 @@ impl ServerHandler for NbookServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("nbook", env!("CARGO_PKG_VERSION")))
@@ -137,7 +159,26 @@ impl ServerHandler for NbookServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Clients on the 2026 protocol send who they are with every request, not once.
+        if let Some(info) = context.client_info() {
+            self.backend.set_client(&info.name);
+        }
         let args = Value::Object(request.arguments.unwrap_or_default());
+        let wants_task = context
+            .client_capabilities()
+            .is_some_and(|c| c.supports_tasks());
+        if wants_task && request.name != AWAIT_TOOL && !self.is_read_only(&request.name) {
+            let backend = self.backend.clone();
+            let tool = request.name.to_string();
+            let options = TaskOptions::new()
+                .with_ttl_ms(TASK_TTL_MS)
+                .with_poll_interval_ms(TASK_POLL_MS)
+                .with_status_message(format!("{tool}: running in nbook"));
+            let task = self.tasks.spawn(options, move |ctx| {
+                Box::pin(run_as_task(backend, tool, args, ctx))
+            });
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+        }
         let progress = progress_sink(&context);
         let outcome = if request.name == AWAIT_TOOL {
             match parse_await(&args) {
@@ -160,11 +201,95 @@ impl ServerHandler for NbookServer {
                 }
             }
         } else {
+            let wait = self.backend.options().wait;
             self.backend
-                .call(&request.name, args, context.ct.clone(), &progress)
+                .call(&request.name, args, wait, context.ct.clone(), &progress)
                 .await
         };
         Ok(to_result(outcome).into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.tasks
+            .get_task(&request.task_id)
+            .map(GetTaskResult::new)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        // nbook never asks a client for input inside a task (the decision is the author's),
+        // so there is nothing to deliver; unknown keys are ignored as the extension says.
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel_task(&request.task_id)
+    }
+}
+
+impl NbookServer {
+    /// Whether the tool changes nothing whatever its arguments (so it never waits). Unknown
+    /// names count as not read-only: the engine answers them, in a task or not.
+    fn is_read_only(&self, tool: &str) -> bool {
+        self.tools
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|t| t.name == tool && t.read_only)
+    }
+}
+
+/// One call as an MCP task: the same backend call, then the author's decision however long
+/// it takes; a `tasks/cancel` withdraws it (the backend takes it out of the queue).
+async fn run_as_task(
+    backend: Arc<Backend>,
+    tool: String,
+    args: Value,
+    ctx: TaskContext,
+) -> Result<CallToolResult, TaskExit> {
+    let cancel = CancellationToken::new();
+    let quiet = |_: Progress| {};
+    let work = async {
+        // No wait bound inside a task: it says at once that the call waits for the author.
+        let mut outcome = backend
+            .call(&tool, args, Duration::ZERO, cancel.clone(), &quiet)
+            .await;
+        while let Outcome::PendingApproval(p) = &outcome {
+            ctx.set_status_message(format!(
+                "waiting for the author's approval in nbook ({}): {}",
+                p.approval_id, p.preview
+            ));
+            let id = p.approval_id.clone();
+            let wait = Duration::from_millis(super::catalogue::MAX_AWAIT_MS);
+            outcome = backend
+                .await_approval(&id, wait, cancel.clone(), &quiet)
+                .await;
+        }
+        outcome
+    };
+    tokio::pin!(work);
+    let outcome = tokio::select! {
+        o = &mut work => o,
+        _ = ctx.cancelled() => {
+            cancel.cancel();
+            (&mut work).await
+        }
+    };
+    match outcome {
+        Outcome::Cancelled { .. } => Err(TaskExit::Cancelled),
+        o => Ok(to_result(o)),
     }
 }
 
