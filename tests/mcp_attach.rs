@@ -516,3 +516,84 @@ async fn another_user_is_refused_even_through_an_open_socket() {
     );
     drop(server);
 }
+
+/// A workflow run with `wait` over the attach link: the client hears the job's own progress
+/// (its phase and steps done out of the total), sent by the TUI while it runs, not only
+/// "still running".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waited_workflow_reports_its_own_progress_to_the_client() {
+    let f = fixture();
+    let dir = f.root.join(".nbook/workflows/slow-count");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("workflow.js"),
+        r#"export default {
+  title: "Slow count",
+  description: "Counts to three, slowly",
+  whenToUse: "tests",
+  phases: [{ key: "count", title: "Count" }],
+  async run(wf, args) {
+    for (let done = 1; done <= 3; done++) {
+      // Busy work between reports (a workflow has no clock: it must be deterministic).
+      let x = 0;
+      for (let i = 0; i < args.spin; i++) x += i;
+      wf.progress({ phase: "count", done, total: 3 });
+    }
+    return "counted";
+  },
+};
+"#,
+    )
+    .unwrap();
+    let tui = tui_engine(&f);
+    let _server = listen::serve(tui.clone()).await.unwrap().expect("listens");
+    let b = backend(&f, Preset::Supervised, 20_000, true);
+    // The author approves the run when it arrives.
+    let approver = {
+        let tui = tui.clone();
+        tokio::spawn(async move {
+            loop {
+                if let Some(p) = tui.pending().first() {
+                    tui.decide(&p.approval_id, Decision::Approve).unwrap();
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+    };
+    let seen = std::sync::Mutex::new(Vec::<Progress>::new());
+    let record = |p: Progress| seen.lock().unwrap().push(p);
+    let o = b
+        .call(
+            "run_workflow",
+            json!({"workflowKey": "slow-count", "args": {"spin": 3_000_000}, "wait": true}),
+            Duration::from_secs(20),
+            CancellationToken::new(),
+            &record,
+        )
+        .await;
+    approver.await.unwrap();
+    match &o {
+        Outcome::Done { result, .. } => {
+            assert!(result.ok, "{}", result.content);
+            let d = result.details.as_ref().unwrap();
+            assert_eq!(d["status"], "completed", "{}", result.content);
+        }
+        other => panic!("{other:?}"),
+    }
+    let seen = seen.into_inner().unwrap();
+    let steps: Vec<(Option<u64>, Option<u64>)> = seen
+        .iter()
+        .filter(|p| p.done.is_some())
+        .map(|p| (p.done, p.total))
+        .collect();
+    assert!(
+        steps.contains(&(Some(1), Some(3))) && steps.contains(&(Some(2), Some(3))),
+        "the job's steps reached the client: {seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|p| p.message.contains("Slow count: count (2/3)")),
+        "{seen:?}"
+    );
+}

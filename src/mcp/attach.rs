@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::{mpsc, oneshot};
 
+use super::gateway::Progress;
 use super::outcome::Outcome;
 use super::peer::check_same_user;
 use super::wire::{Envelope, Reply, ReplyBody, Request, MAX_LINE};
@@ -29,11 +30,14 @@ pub enum AttachError {
 }
 
 type Waiters = Arc<Mutex<HashMap<u64, oneshot::Sender<ReplyBody>>>>;
+/// Where the progress reports of a request go while it runs.
+type Watchers = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Progress>>>>;
 
 /// A live link to the TUI, with this client's session there.
 pub struct Attached {
     tx: mpsc::UnboundedSender<String>,
     waiters: Waiters,
+    watchers: Watchers,
     next: AtomicU64,
     alive: Arc<AtomicBool>,
     pub session_id: SessionId,
@@ -57,6 +61,7 @@ impl Attached {
         let (read, mut write) = stream.into_split();
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let waiters: Waiters = Arc::default();
+        let watchers: Watchers = Arc::default();
         let alive = Arc::new(AtomicBool::new(true));
         tokio::spawn(async move {
             while let Some(line) = rx.recv().await {
@@ -67,6 +72,7 @@ impl Attached {
         });
         {
             let waiters = waiters.clone();
+            let watchers = watchers.clone();
             let alive = alive.clone();
             tokio::spawn(async move {
                 let mut r = BufReader::new(read);
@@ -94,6 +100,14 @@ impl Attached {
                         }
                         continue;
                     }
+                    if let ReplyBody::Progress { progress } = reply.body {
+                        // Not the answer: the request goes on.
+                        let w = watchers.lock().unwrap_or_else(|e| e.into_inner());
+                        if let Some(w) = w.get(&reply.id) {
+                            let _ = w.send(progress);
+                        }
+                        continue;
+                    }
                     let w = waiters
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
@@ -105,11 +119,13 @@ impl Attached {
                 alive.store(false, Ordering::SeqCst);
                 // Dropping the senders ends every waiting request as interrupted.
                 waiters.lock().unwrap_or_else(|e| e.into_inner()).clear();
+                watchers.lock().unwrap_or_else(|e| e.into_inner()).clear();
             });
         }
         let mut link = Attached {
             tx,
             waiters,
+            watchers,
             next: AtomicU64::new(0),
             alive,
             session_id: String::new(),
@@ -152,6 +168,24 @@ impl Attached {
             return None;
         }
         rx.await.ok()
+    }
+
+    /// The progress reports of request `id` (sent by the TUI while it runs), until
+    /// [`Attached::unwatch_progress`] or the link breaks.
+    pub fn watch_progress(&self, id: u64) -> mpsc::UnboundedReceiver<Progress> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, tx);
+        rx
+    }
+
+    pub fn unwatch_progress(&self, id: u64) {
+        self.watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
     }
 
     /// Fire a request whose reply nobody waits for (a cancellation).

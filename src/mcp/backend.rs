@@ -234,6 +234,11 @@ impl Backend {
             armed: true,
         };
         let started = tokio::time::Instant::now();
+        // A call's progress comes from the TUI, which knows whether it runs, waits or runs a
+        // job; while awaiting a decision, this side says it waits.
+        let local_ticks = matches!(request, Request::Await { .. });
+        let mut remote = link.watch_progress(id);
+        let mut remote_open = true;
         let fut = link.outcome(id, request);
         tokio::pin!(fut);
         let mut ticker = tokio::time::interval(Duration::from_secs(1));
@@ -246,13 +251,15 @@ impl Backend {
                     cancelled = true;
                     link.notify(Request::CancelRequest { request: id });
                 }
-                _ = ticker.tick() => progress(Progress {
-                    elapsed: started.elapsed(),
-                    message: what.to_string(),
-                }),
+                _ = ticker.tick(), if local_ticks => progress(Progress::elapsed(started.elapsed(), what)),
+                p = remote.recv(), if remote_open => match p {
+                    Some(p) => progress(p),
+                    None => remote_open = false,
+                },
             }
         };
         guard.armed = false;
+        link.unwatch_progress(id);
         outcome
     }
 }

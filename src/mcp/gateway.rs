@@ -23,6 +23,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::{preview_hash, Outcome, PendingApproval, Resolved};
+use crate::engine::jobs::JobSnapshot;
 use crate::engine::{
     Approval, CallResult, CallStatus, Engine, EngineEvent, LogRecord, SessionId, SessionState,
     ToolCall,
@@ -41,11 +42,45 @@ pub enum Gate {
     Local { approve_from_tui_only: bool },
 }
 
-/// How long a call has been going, for the client's progress notifications.
-#[derive(Clone, Debug, PartialEq)]
+/// How a call goes, for the client's progress notifications: how long it has run, and —
+/// when the call runs a job that reports its own progress (a workflow run with `wait`, a
+/// waited-for agent) — that job's steps done out of its total.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Progress {
     pub elapsed: Duration,
     pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub done: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+impl Progress {
+    /// Only time to report.
+    pub fn elapsed(elapsed: Duration, message: impl Into<String>) -> Progress {
+        Progress {
+            elapsed,
+            message: message.into(),
+            done: None,
+            total: None,
+        }
+    }
+
+    /// The progress of the job a call runs (`None` while the job has reported none).
+    fn of_job(elapsed: Duration, job: &JobSnapshot) -> Option<Progress> {
+        let p = job.progress.as_ref()?;
+        let phase = p
+            .phase
+            .as_deref()
+            .map(|s| format!(": {s}"))
+            .unwrap_or_default();
+        Some(Progress {
+            elapsed,
+            message: format!("{}{phase} ({}/{})", job.title, p.done, p.total),
+            done: Some(p.done),
+            total: Some(p.total),
+        })
+    }
 }
 
 /// One call as a client sends it.
@@ -139,6 +174,10 @@ impl Gateway {
         let (tx, mut rx) = watch::channel(Track::default());
         // Subscribed before the call starts, so its approval request cannot be missed.
         let events = self.engine.subscribe();
+        // …and so is the first report of a job the call starts.
+        let mut jobs = self.engine.jobs().subscribe();
+        let mut jobs_open = true;
+        let mut job: Option<JobSnapshot> = None;
         let task = tokio::spawn(run_tracked(
             self.engine.clone(),
             session.clone(),
@@ -191,15 +230,27 @@ impl Gateway {
                     abort.abort();
                     return self.cancelled(&session, &call);
                 }
+                snap = jobs.recv(), if jobs_open => match snap {
+                    Ok(snap) if snap.origin_tool_call_id.as_deref() == Some(call.id.as_str()) => {
+                        let moved = job.as_ref().map(|j| &j.progress) != Some(&snap.progress);
+                        if let (true, Some(p)) = (moved, Progress::of_job(started.elapsed(), &snap)) {
+                            progress(p);
+                        }
+                        job = Some(snap);
+                    }
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => jobs_open = false,
+                },
                 _ = ticker.tick() => {
                     let waiting = rx.borrow().pending.is_some();
-                    progress(Progress {
-                        elapsed: started.elapsed(),
-                        message: if waiting {
-                            "waiting for the author's decision in nbook".into()
-                        } else {
-                            format!("{} is running", call.name)
-                        },
+                    let of_job = job.as_ref().and_then(|j| Progress::of_job(started.elapsed(), j));
+                    progress(match of_job {
+                        Some(p) if !waiting => p,
+                        _ if waiting => Progress::elapsed(
+                            started.elapsed(),
+                            "waiting for the author's decision in nbook",
+                        ),
+                        _ => Progress::elapsed(started.elapsed(), format!("{} is running", call.name)),
                     });
                 }
             }

@@ -303,7 +303,9 @@ impl Conn {
                         wait: Duration::from_millis(wait_ms),
                         owner: self.owner,
                     };
-                    let outcome = self.gateway.call(req, token, &|_| {}).await;
+                    // The client hears how the call goes, as it would from its own engine.
+                    let tell = |progress| self.reply(id, ReplyBody::Progress { progress });
+                    let outcome = self.gateway.call(req, token, &tell).await;
                     self.inflight().remove(&id);
                     self.reply(id, ReplyBody::Outcome { outcome });
                 });

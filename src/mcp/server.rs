@@ -103,18 +103,55 @@ fn to_tool(spec: &ToolSpec) -> Tool {
     .annotate(annotations)
 }
 
-/// Progress notifications for a request that asked for them (`_meta.progressToken`).
+/// Progress notifications for a request that asked for them (`_meta.progressToken`): a job's
+/// steps done out of its total when the call runs one that reports them, else the seconds
+/// it has run. MCP wants the value to grow with every notification, so job steps are
+/// counted on from the last value sent before the job reported (the message keeps the
+/// job's own `done/total`), and a notification that would not grow is not sent.
 fn progress_sink(ctx: &RequestContext<RoleServer>) -> impl Fn(Progress) + Send + Sync {
     let token = ctx.meta.get_progress_token();
     let peer: Peer<RoleServer> = ctx.peer.clone();
+    let scale = std::sync::Mutex::new(ProgressScale::default());
     move |p: Progress| {
         let Some(token) = token.clone() else { return };
+        let Some((value, total)) = scale.lock().unwrap_or_else(|e| e.into_inner()).place(&p) else {
+            return;
+        };
+        let mut param = ProgressNotificationParam::new(token, value).with_message(p.message);
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
         let peer = peer.clone();
-        let param =
-            ProgressNotificationParam::new(token, p.elapsed.as_secs_f64()).with_message(p.message);
         tokio::spawn(async move {
             let _ = peer.notify_progress(param).await;
         });
+    }
+}
+
+/// Keeps a request's progress values strictly growing across its two units (seconds, then
+/// a job's steps).
+#[derive(Debug, Default)]
+struct ProgressScale {
+    last: Option<f64>,
+    /// Where the job's step 0 sits: the last value sent before the job first reported.
+    offset: Option<f64>,
+}
+
+impl ProgressScale {
+    /// The (progress, total) to send for `p`, or `None` when it would not grow.
+    fn place(&mut self, p: &Progress) -> Option<(f64, Option<f64>)> {
+        let (value, total) = match p.done {
+            Some(done) => {
+                let offset = *self.offset.get_or_insert(self.last.unwrap_or(0.0));
+                (done as f64 + offset, p.total.map(|t| t as f64 + offset))
+            }
+            None => (p.elapsed.as_secs_f64(), None),
+        };
+        if self.last.is_some_and(|last| value <= last) {
+            return None;
+        }
+        self.last = Some(value);
+        Some((value, total))
     }
 }
 
@@ -325,5 +362,47 @@ pub fn to_result(outcome: Outcome) -> CallToolResult {
         | Outcome::Cancelled { message }
         | Outcome::Unknown { message }
         | Outcome::Failed { message } => error_result(structured, &message),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(s: u64) -> Progress {
+        Progress::elapsed(Duration::from_secs(s), "running")
+    }
+
+    fn steps(done: u64, total: u64) -> Progress {
+        Progress {
+            done: Some(done),
+            total: Some(total),
+            ..secs(0)
+        }
+    }
+
+    #[test]
+    fn progress_grows_across_seconds_then_job_steps() {
+        let mut s = ProgressScale::default();
+        assert_eq!(s.place(&secs(1)), Some((1.0, None)));
+        assert_eq!(s.place(&secs(2)), Some((2.0, None)));
+        // The job's steps count on from 2: step 0 would not grow, so it is not sent.
+        assert_eq!(s.place(&steps(0, 4)), None);
+        assert_eq!(s.place(&steps(1, 4)), Some((3.0, Some(6.0))));
+        assert_eq!(
+            s.place(&steps(1, 4)),
+            None,
+            "the same step twice is sent once"
+        );
+        assert_eq!(s.place(&steps(4, 4)), Some((6.0, Some(6.0))));
+        // Later seconds (the job is done, the call ends) would go back: not sent.
+        assert_eq!(s.place(&secs(5)), None);
+    }
+
+    #[test]
+    fn a_job_that_reports_first_uses_its_own_steps() {
+        let mut s = ProgressScale::default();
+        assert_eq!(s.place(&steps(0, 3)), Some((0.0, Some(3.0))));
+        assert_eq!(s.place(&steps(2, 3)), Some((2.0, Some(3.0))));
     }
 }

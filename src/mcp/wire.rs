@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::gateway::Progress;
 use super::outcome::Outcome;
 use crate::engine::SessionId;
 
@@ -61,6 +62,10 @@ pub enum ReplyBody {
     },
     Outcome {
         outcome: Outcome,
+    },
+    /// How a request goes (not its answer; more replies follow for the same id).
+    Progress {
+        progress: Progress,
     },
     /// The request could not be served (malformed line, unknown profile, no hello yet…).
     Error {
