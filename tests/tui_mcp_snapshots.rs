@@ -57,3 +57,44 @@ fn an_mcp_client_session_is_marked_in_sessions_and_approvals() {
         insta::assert_snapshot!(format!("mcp_approvals_{w}x{h}"), screen);
     }
 }
+
+/// The TUI could not open the attach socket (another program answers on it): outside agents
+/// would be told that no nbook has the project open, so the author is told at once, in the
+/// status bar, why and what it means.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_that_cannot_be_opened_is_announced_in_the_status_bar() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("book");
+    nbook::workspace::init::init(&root, Some("The Salt Road")).unwrap();
+    let dirs = nbook::config::Dirs {
+        config: tmp.path().join("home"),
+        data: tmp.path().join("home/data"),
+        logs: tmp.path().join("home/logs"),
+    };
+    let ws = nbook::workspace::Workspace::open(&root).unwrap();
+    let engine = std::sync::Arc::new(
+        nbook::engine::Engine::open(
+            ws,
+            nbook::config::Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
+    );
+    // Something else already answers on the project's socket.
+    let sock = root.join(".nbook/mcp.sock");
+    let _other = tokio::net::UnixListener::bind(&sock).unwrap();
+    let err = match nbook::mcp::listen::serve(engine.clone()).await {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("must not listen where another program answers"),
+    };
+    let mut app = nbook::tui::build_app(&engine, &dirs, None, (180, 12));
+    app.attach_failed(&err);
+    let screen = render(&mut app, 180, 12);
+    assert!(
+        screen.contains("mcp: outside agents cannot attach (their changes are refused): another program answers on .nbook/mcp.sock"),
+        "{screen}"
+    );
+    assert!(!screen.contains(&root.display().to_string()), "{screen}");
+    insta::assert_snapshot!(screen);
+}

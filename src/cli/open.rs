@@ -30,10 +30,12 @@ pub async fn launch(
 ) -> Result<u8, Failure> {
     // Outside agents (`nbook mcp`) attach here, so their changes wait in this queue. Held
     // until the TUI ends; dropping it interrupts their waiting calls (none is executed).
+    let mut attach_error = None;
     let attach = match crate::mcp::listen::serve(engine.clone()).await {
         Ok(a) => a,
         Err(e) => {
             tracing::warn!("mcp attach socket: {e}");
+            attach_error = Some(e.to_string());
             None
         }
     };
@@ -44,6 +46,7 @@ pub async fn launch(
             host,
             focus_session,
             config_report,
+            attach_error,
         },
     )
     .await;

@@ -24,7 +24,7 @@ use crate::engine::Engine;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ListenError {
-    #[error("another program answers on {0}; MCP clients cannot attach to this nbook (close the other program, or remove the file if you know it is stale)")]
+    #[error("another program answers on {0} (close it, or remove the file if it is stale)")]
     Busy(String),
     #[error("cannot listen on {path}: {source}")]
     Bind {
@@ -69,7 +69,12 @@ pub async fn serve(engine: Arc<Engine>) -> Result<Option<AttachServer>, ListenEr
         return Ok(None);
     }
     let path = socket_path(&engine.workspace().nbook_dir());
-    let shown = path.display().to_string();
+    // Named as the author sees it in the project (the absolute path is long and known).
+    let shown = path
+        .strip_prefix(engine.workspace().root())
+        .unwrap_or(&path)
+        .display()
+        .to_string();
     if path.exists() {
         match UnixStream::connect(&path).await {
             Ok(_) => return Err(ListenError::Busy(shown)),

@@ -55,6 +55,8 @@ pub struct TuiOptions {
     pub focus_session: Option<String>,
     /// What loading the config found (warnings, project lines held until trusted).
     pub config_report: Option<crate::config::LoadReport>,
+    /// Why outside agents (`nbook mcp`) cannot attach to this nbook, when they cannot.
+    pub attach_error: Option<String>,
 }
 
 /// Build the UI state for an engine (no terminal needed; used by `run` and the benches).
@@ -126,6 +128,9 @@ pub async fn run(engine: Arc<Engine>, opts: TuiOptions) -> Result<(), TuiError> 
     );
     if let Some(report) = &opts.config_report {
         app.config_report(report);
+    }
+    if let Some(e) = &opts.attach_error {
+        app.attach_failed(e);
     }
     let sources = runtime::Sources {
         events: sub,

@@ -2,7 +2,8 @@
 //! bar, help, the log), and a project config whose loosening lines are held opens the trust
 //! prompt, which shows exactly those lines. `t` trusts them (recorded in the config dir, bound
 //! to the file's hash; they apply from the next open, because the engine running now was
-//! built with the config as it stands); `Esc`/`n` keeps ignoring them.
+//! built with the config as it stands); `Esc`/`n` keeps ignoring them. Also the other notice
+//! of the open: outside agents (`nbook mcp`) cannot attach because the socket failed.
 
 use crate::config::{LoadReport, ProjectGate, TrustState};
 
@@ -18,6 +19,18 @@ pub struct TrustPrompt {
 impl AppState {
     /// Show what loading the config found: warnings as notices (the first in the status bar)
     /// and, when project lines are held, the trust prompt.
+    /// The attach socket could not be opened: outside agents would be told no nbook has the
+    /// project open, so the author is told why here, and what it means for them.
+    pub fn attach_failed(&mut self, error: &str) {
+        let text =
+            format!("mcp: outside agents cannot attach (their changes are refused): {error}");
+        self.notices.push(text.clone());
+        self.message(text, MsgKind::Error);
+        if let Some(s) = &mut self.status {
+            s.until = None;
+        }
+    }
+
     pub fn config_report(&mut self, report: &LoadReport) {
         let warnings: Vec<String> = report
             .warnings
