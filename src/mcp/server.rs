@@ -60,7 +60,9 @@ pub async fn serve_stdio(
         tasks: TaskManager::new(),
     };
     let running = server
-        .serve(rmcp::transport::stdio())
+        // Non-blocking pipes on the IO reactor where the client gave us FIFOs (as MCP clients
+        // do): no hand-off to the blocking pool per message; plain stdio otherwise.
+        .serve(rmcp::transport::stdio_pipes())
         .await
         .map_err(|e| format!("MCP session did not start: {e}"))?;
     if let Some(mut refresh) = refresh {
