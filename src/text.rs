@@ -9,6 +9,7 @@
 //! Everything nbook prints that did not come from nbook itself goes through
 //! [`escape_for_terminal`] (single-line labels), [`escape_message`] (multi-line text),
 //! [`escape_os`] (file names that may not be UTF-8) or [`escape_json`] (JSON output).
+//! Counts in sentences read right through [`count`] ("1 entry", "3 entries").
 
 use std::borrow::Cow;
 use std::ffi::OsStr;
@@ -164,9 +165,32 @@ pub fn check_new_name(name: &str) -> Result<(), UnsafeName> {
     }
 }
 
+/// `n` with its noun in the right number: `count(1, "entry", "entries")` is `1 entry`,
+/// `count(3, "entry", "entries")` is `3 entries` (and so is 0). Every count nbook shows in a
+/// sentence goes through here, so none reads "1 entries".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", noun(n, one, many))
+}
+
+/// The noun for `n` things (for counts shown some other way, e.g. with thousands separators).
+pub fn noun<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_read_in_the_right_number() {
+        assert_eq!(count(1, "entry", "entries"), "1 entry");
+        assert_eq!(count(0, "entry", "entries"), "0 entries");
+        assert_eq!(count(2, "slice", "slices"), "2 slices");
+    }
 
     #[test]
     fn controls_and_bidi_become_visible() {

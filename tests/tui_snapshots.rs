@@ -381,3 +381,15 @@ fn approval_world_write_with_issues() {
         app
     });
 }
+
+/// A folder's count reads in the right number: "1 entry", not "1 entries".
+#[test]
+fn a_folder_with_one_entry_says_entry() {
+    let (mut app, _) = full_app(100, 20);
+    app.focus = nbook::tui::app::Pane::Files;
+    // From the chapter file up to its folder, which holds only that file.
+    press(&mut app, "k");
+    let screen = render(&mut app, 100, 20);
+    assert!(screen.contains("001-chapter — 1 entry."), "{screen}");
+    insta::assert_snapshot!(screen);
+}

@@ -466,6 +466,13 @@ fn palette_and_help_know_the_world_keys() {
     let s = render(&mut app, 120, 40);
     assert!(s.contains("[world]"), "{s}");
     assert!(s.contains("Cursor back one zoom unit"), "{s}");
+    // Keys read as the author types them: `<`, not its keymap name `<Lt>`.
+    let first = s
+        .lines()
+        .find(|l| l.contains("Cursor to the first slice"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(first.contains(" <  ") && !first.contains("<Lt>"), "{first}");
+    insta::assert_snapshot!("world_help_120x40", s);
 }
 
 #[test]

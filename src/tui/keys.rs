@@ -76,8 +76,10 @@ impl Key {
         }
         let name = match self.code {
             KeyCode::Char(' ') => "Space".to_string(),
-            KeyCode::Char('<') => "Lt".to_string(),
+            // A plain character is written as itself (help shows `<`, not `<Lt>`); only
+            // inside brackets does `<` need its name.
             KeyCode::Char(c) if prefix.is_empty() => return c.to_string(),
+            KeyCode::Char('<') => "Lt".to_string(),
             KeyCode::Char(c) => c.to_string(),
             KeyCode::BackTab => return "<S-Tab>".into(),
             KeyCode::F(n) => format!("F{n}"),
@@ -175,11 +177,19 @@ mod tests {
     #[test]
     fn round_trips() {
         for s in [
-            "j", "J", "?", ":", "<Enter>", "<Esc>", "<S-Tab>", "<C-p>", "<A-x>", "<F5>", "<PageUp>",
+            "j", "J", "?", ":", "<", ">", "<C-Lt>", "<Enter>", "<Esc>", "<S-Tab>", "<C-p>",
+            "<A-x>", "<F5>", "<PageUp>",
         ] {
             let k = Key::parse(s).unwrap();
             assert_eq!(Key::parse(&k.notation()).unwrap(), k, "{s}");
         }
+    }
+
+    #[test]
+    fn plain_angle_brackets_read_as_themselves() {
+        assert_eq!(Key::parse("<Lt>").unwrap().notation(), "<");
+        assert_eq!(Key::parse("<Gt>").unwrap().notation(), ">");
+        assert_eq!(Key::parse("<C-Lt>").unwrap().notation(), "<C-Lt>");
     }
 
     #[test]

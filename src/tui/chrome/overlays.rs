@@ -91,7 +91,7 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
         } => {
             let r = centered(area, 90, area.height.saturating_sub(4).min(26));
             let count = match &app.files.all_paths {
-                Some(p) => format!("{} files", p.len()),
+                Some(p) => crate::text::count(p.len(), "file", "files"),
                 None => "collecting file names…".into(),
             };
             let busy = if ticket.is_some() {

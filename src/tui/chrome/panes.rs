@@ -107,11 +107,14 @@ pub fn summary(app: &AppState, pane: Pane) -> String {
                 .count();
             let jobs = match app.sessions.jobs.running() {
                 0 => String::new(),
-                j => format!(" · {j} job(s) running"),
+                j => format!(" · {} running", crate::text::count(j, "job", "jobs")),
             };
             match app.sessions.list.len() {
                 0 => format!("No sessions yet{jobs}"),
-                n => format!("{n} sessions · {running} running{jobs}"),
+                n => format!(
+                    "{} · {running} running{jobs}",
+                    crate::text::count(n, "session", "sessions")
+                ),
             }
         }
         Pane::Approvals => match app.approvals.items.first() {

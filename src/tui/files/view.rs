@@ -79,8 +79,9 @@ pub fn file_preview(app: &AppState, area: Rect, buf: &mut Buffer) {
                 let count = n.children.as_ref().map(|c| c.len());
                 let text = match count {
                     Some(c) => format!(
-                        "Folder {} — {c} entries. l or Enter opens it; / finds a file.",
-                        n.path.shown()
+                        "Folder {} — {}. l or Enter opens it; / finds a file.",
+                        n.path.shown(),
+                        crate::text::count(c, "entry", "entries")
                     ),
                     None => format!(
                         "Folder {} — l or Enter opens it; / finds a file.",

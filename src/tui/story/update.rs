@@ -316,7 +316,8 @@ impl AppState {
         let label = st.filter[i].unwrap_or("all");
         let shown = st.rows.len();
         self.info(format!(
-            "Filter: {label} ({shown} rows) — f for the next status"
+            "Filter: {label} ({}) — f for the next status",
+            crate::text::count(shown, "row", "rows")
         ));
     }
 

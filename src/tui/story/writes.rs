@@ -120,11 +120,7 @@ impl AppState {
             Ok(w) => {
                 self.story_edit_saved(ticket);
                 let n = w.changes.len();
-                let what = if n == 1 {
-                    "1 record changed".to_string()
-                } else {
-                    format!("{n} records changed")
-                };
+                let what = format!("{} changed", crate::text::count(n, "record", "records"));
                 let (log, kind) = match &w.logged {
                     Some(Ok(s)) => (format!(" · logged in session {s}"), MsgKind::Ok),
                     Some(Err(e)) => (format!(" · NOT logged: {e}"), MsgKind::Error),

@@ -210,7 +210,11 @@ fn brief_rows(app: &AppState, d: &StoryData, chapter: i64) -> Vec<Row> {
                 Span::styled("status ", t.dim),
                 Span::styled(brief.status.as_str(), brief_style(t, brief.status)),
                 Span::styled(
-                    format!(" · {} scenes · {} mode", brief.total_scenes, brief.mode),
+                    format!(
+                        " · {} · {} mode",
+                        crate::text::count(brief.total_scenes as usize, "scene", "scenes"),
+                        brief.mode
+                    ),
                     t.dim,
                 ),
             ]),
@@ -281,7 +285,13 @@ fn glance_rows(app: &AppState, d: &StoryData) -> Vec<Row> {
                     brief_style(t, c.status),
                 ),
                 Span::raw(c.chapter.title.clone()),
-                Span::styled(format!(" · {} scenes", c.scene_count), t.dim),
+                Span::styled(
+                    format!(
+                        " · {}",
+                        crate::text::count(c.scene_count as usize, "scene", "scenes")
+                    ),
+                    t.dim,
+                ),
             ]),
             14,
         ));

@@ -91,11 +91,12 @@ pub(super) fn node_rows(t: &Theme, d: &StoryData, n: &NodeDetail) -> Vec<Row> {
             r.push(blank());
             r.push(plain(
                 format!(
-                    "{} acts · {} chapters · {} threads · {} scenes",
-                    o.acts.len(),
-                    d.chapter_count(),
-                    d.thread_count(),
-                    thousands(o.scene_count as i64)
+                    "{} · {} · {} · {} {}",
+                    crate::text::count(o.acts.len(), "act", "acts"),
+                    crate::text::count(d.chapter_count(), "chapter", "chapters"),
+                    crate::text::count(d.thread_count(), "thread", "threads"),
+                    thousands(o.scene_count as i64),
+                    crate::text::noun(o.scene_count as usize, "scene", "scenes")
                 ),
                 t.text,
             ));
@@ -282,7 +283,10 @@ fn promise_rows(t: &Theme, d: &StoryData, r: &mut Vec<Row>, pd: &PromiseDetailDt
     r.push(field(t, "stage", Some(&p.derived_stage)));
     r.push(field(t, "summary", Some(&p.summary)));
     r.push(field(t, "payoff", p.payoff_expectation.as_deref()));
-    let cadence = p.cadence_chapters.map(|c| format!("every {c} chapters"));
+    let cadence = p.cadence_chapters.map(|c| match c {
+        1 => "every chapter".to_string(),
+        c => format!("every {c} chapters"),
+    });
     r.push(field(t, "cadence", cadence.as_deref()));
     r.push(field(
         t,

@@ -41,10 +41,12 @@ pub fn pane_title(app: &AppState) -> String {
 pub fn summary(app: &AppState) -> String {
     match &app.story.data {
         Some(d) if !d.is_empty() => format!(
-            "{} acts · {} chapters · {} scenes",
-            d.overview.acts.len(),
+            "{} · {} {} · {} {}",
+            crate::text::count(d.overview.acts.len(), "act", "acts"),
             thousands(d.chapter_count() as i64),
+            crate::text::noun(d.chapter_count(), "chapter", "chapters"),
             thousands(d.overview.scene_count as i64),
+            crate::text::noun(d.overview.scene_count as usize, "scene", "scenes"),
         ),
         Some(_) => "No story yet".into(),
         None => match &app.story.error {

@@ -55,7 +55,11 @@ pub fn draw_overlay(app: &AppState, o: &StoryOverlay, area: Rect, buf: &mut Buff
             let r = centered(area, 90, area.height.saturating_sub(4).min(26));
             let items = app.story.search_index.as_ref();
             let count = match items {
-                Some(i) => format!("{} titles", thousands(i.len() as i64)),
+                Some(i) => format!(
+                    "{} {}",
+                    thousands(i.len() as i64),
+                    crate::text::noun(i.len(), "title", "titles")
+                ),
                 None => "collecting titles…".into(),
             };
             let busy = if ticket.is_some() {

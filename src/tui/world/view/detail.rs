@@ -178,8 +178,8 @@ fn track_rows(app: &AppState) -> Vec<Row> {
     let mut rows: Vec<Row> = vec![(
         Line::from(Span::styled(
             format!(
-                "{} slices touched {} · ▶ the last one by the cursor",
-                entries.len(),
+                "{} touched {} · ▶ the last one by the cursor",
+                crate::text::count(entries.len(), "slice", "slices"),
                 subject_label(app).unwrap_or_default()
             ),
             t.dim,

@@ -56,9 +56,11 @@ fn key(app: &AppState, cmd: Command) -> String {
 pub fn summary(app: &AppState) -> String {
     match &app.world.meta {
         Some(m) if !m.is_empty() => format!(
-            "{} subjects · {} slices",
+            "{} {} · {} {}",
             thousands(m.subject_count),
-            thousands(m.slice_count)
+            crate::text::noun(m.subject_count as usize, "subject", "subjects"),
+            thousands(m.slice_count),
+            crate::text::noun(m.slice_count as usize, "slice", "slices")
         ),
         Some(_) => "No world data yet".into(),
         None => app.world.error.clone().unwrap_or_else(|| "loading…".into()),
@@ -136,7 +138,14 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     let label = w.filter.clone().unwrap_or_else(|| "all types".into());
     let head = Line::from(vec![
         Span::styled(format!("{label} ({})", thousands(total)), t.heading2),
-        Span::styled(format!(" · {} slices", thousands(meta.slice_count)), t.dim),
+        Span::styled(
+            format!(
+                " · {} {}",
+                thousands(meta.slice_count),
+                crate::text::noun(meta.slice_count as usize, "slice", "slices")
+            ),
+            t.dim,
+        ),
     ]);
     put_line(buf, area, 0, &head);
     let list_area = Rect::new(
