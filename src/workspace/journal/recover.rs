@@ -276,8 +276,8 @@ fn repair(root: &RootDir, rec: &Record) -> Result<Option<String>, RepairError> {
             }
         }
         return Ok(Some(format!(
-            "{what} was finished: every file has its new content ({removed} backup file{} removed).",
-            plural(removed)
+            "{what} was finished: every file has its new content ({} removed).",
+            crate::text::count(removed, "backup file", "backup files")
         )));
     }
     // Roll back, newest change first.
@@ -311,15 +311,7 @@ fn repair(root: &RootDir, rec: &Record) -> Result<Option<String>, RepairError> {
         "while files were being swapped, and some new content was incomplete"
     };
     Ok(Some(format!(
-        "{what} stopped {when}; it was rolled back: every file has its previous content ({restored} restored, {removed} temporary file{} removed).",
-        plural(removed)
+        "{what} stopped {when}; it was rolled back: every file has its previous content ({restored} restored, {} removed).",
+        crate::text::count(removed, "temporary file", "temporary files")
     )))
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
