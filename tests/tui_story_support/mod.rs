@@ -270,6 +270,12 @@ pub fn book() -> Book {
                     name: s("the-bell"),
                     title: s("Does the fog bell ring?"),
                     question: s("Is the bell heard from the ship?"),
+                    // References, shown by name in the ledger.
+                    serves: Some(vec![format!("promise://{p_light}")]),
+                    depends_on: Some(vec![
+                        format!("decision://{d_thomas}"),
+                        format!("thread://{t_book}"),
+                    ]),
                     ..DecisionInput::default()
                 })?
                 .id;

@@ -332,6 +332,27 @@ fn promise_rows(t: &Theme, d: &StoryData, r: &mut Vec<Row>, pd: &PromiseDetailDt
     r.push(stamps(t, &p.created_at, &p.updated_at));
 }
 
+/// A decision's reference as the author knows it: the record's title with its kind and id
+/// (`Who writes the book (promise #1)`), a content path as itself; the raw `promise://1` only
+/// when the record is not loaded (a scene: the pane loads scenes per chapter).
+fn ref_name(d: &StoryData, target: &str) -> String {
+    use crate::plot::refs::{parse_decision_ref, DecisionRef};
+    let named = match parse_decision_ref(target) {
+        Some(DecisionRef::Entity { kind, id }) => {
+            let title = match kind {
+                "promise" => d.promise(id).map(|p| p.title.clone()),
+                "decision" => d.decision(id).map(|x| x.title.clone()),
+                "thread" => d.thread(id).map(|t| t.thread.title.clone()),
+                _ => None,
+            };
+            title.map(|title| format!("{title} ({kind} #{id})"))
+        }
+        Some(DecisionRef::Content(path)) => Some(path),
+        None => None,
+    };
+    named.unwrap_or_else(|| target.to_string())
+}
+
 fn decision_rows(t: &Theme, d: &StoryData, r: &mut Vec<Row>, x: &DecisionDto) {
     r.push(heading(t, x.title.clone()));
     r.push(field(t, "name", Some(&x.name)));
@@ -381,7 +402,7 @@ fn decision_rows(t: &Theme, d: &StoryData, r: &mut Vec<Row>, x: &DecisionDto) {
         v.iter()
             .map(|r| {
                 if r.valid {
-                    r.target.clone()
+                    ref_name(d, &r.target)
                 } else {
                     format!("{} (dangling)", r.target)
                 }
