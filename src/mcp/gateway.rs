@@ -171,6 +171,11 @@ impl Gateway {
             Gate::Queue => Approval::Queue,
             Gate::Local { .. } => Approval::FailWithRemedy(REMEDY),
         };
+        if self.never_waits(&call) {
+            return self
+                .call_inline(&session, call, approval, cancel, progress)
+                .await;
+        }
         let (tx, mut rx) = watch::channel(Track::default());
         // Subscribed before the call starts, so its approval request cannot be missed.
         let events = self.engine.subscribe();
@@ -366,6 +371,43 @@ impl Gateway {
             result_of(call, CallStatus::Cancelled, message.clone()),
         );
         Outcome::Cancelled { message }
+    }
+
+    /// A call that changes nothing whatever the policy says (its tool declares no mutation for
+    /// these arguments) can never wait for the author.
+    fn never_waits(&self, call: &ToolCall) -> bool {
+        self.engine
+            .registry()
+            .get(&call.name)
+            .is_some_and(|r| !r.tool.mutates().for_call(&call.arguments))
+    }
+
+    /// Run a call that cannot wait for the author right here: no queue to watch, so no task
+    /// of its own (the warm MCP read path), but still cancellable and still telling the
+    /// client that it goes on.
+    async fn call_inline(
+        &self,
+        session: &SessionId,
+        call: ToolCall,
+        approval: Approval,
+        cancel: CancellationToken,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Outcome {
+        let fut = self.engine.call(session, call.clone(), approval);
+        tokio::pin!(fut);
+        let started = Instant::now();
+        let mut ticker = tokio::time::interval(Duration::from_secs(1));
+        ticker.tick().await;
+        loop {
+            tokio::select! {
+                r = &mut fut => return done(r),
+                _ = cancel.cancelled() => return self.cancelled(session, &call),
+                _ = ticker.tick() => progress(Progress::elapsed(
+                    started.elapsed(),
+                    format!("{} is running", call.name),
+                )),
+            }
+        }
     }
 
     /// With no author to ask, a mutating call is refused before anything is previewed (after
