@@ -124,7 +124,12 @@ impl AppState {
                 });
                 Vec::new()
             }
-            Command::EditArgs => {
+            Command::EditArgs | Command::EditArgsJson => {
+                if cmd == Command::EditArgs {
+                    if let Some(fx) = self.edit_proposal(&call) {
+                        return fx;
+                    }
+                }
                 let text = serde_json::to_string_pretty(&call.args)
                     .unwrap_or_else(|_| call.args.to_string());
                 self.overlay = Some(Overlay::EditArgs {
