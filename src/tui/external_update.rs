@@ -127,14 +127,12 @@ impl AppState {
             }
             EditorDone::File { path, result } => match result {
                 Ok(FileSaved::Unchanged) => {
-                    self.info(format!("{path}: no changes."));
+                    self.info(format!("No changes to {path}."));
                     Vec::new()
                 }
                 Ok(FileSaved::Saved { summary }) => {
                     self.message(
-                        format!(
-                            "✔ saved {path} ({summary}) as your change, logged in the author session"
-                        ),
+                        format!("✔ saved {path} ({summary}, logged as yours)"),
                         MsgKind::Ok,
                     );
                     // The engine's files_changed event marks it and reloads its folder; the

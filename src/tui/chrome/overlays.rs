@@ -160,7 +160,12 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
                 Span::styled(key(app, Command::Accept, Context::Input), t.key_hint),
                 Span::raw(" rejects   "),
                 Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
-                Span::raw(" keeps the call waiting"),
+                Span::raw(" keeps the call waiting   "),
+                Span::styled(
+                    key(app, Command::ExternalEditor, Context::Input),
+                    t.key_hint,
+                ),
+                Span::raw(" your editor"),
             ]);
             put_line(buf, inside, inside.height.saturating_sub(1), &hint);
         }
@@ -195,7 +200,12 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
                     Span::styled(key(app, Command::Submit, Context::Input), t.key_hint),
                     Span::raw(" approve with these arguments   "),
                     Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
-                    Span::raw(" cancel (the call keeps waiting)"),
+                    Span::raw(" cancel (the call keeps waiting)   "),
+                    Span::styled(
+                        key(app, Command::ExternalEditor, Context::Input),
+                        t.key_hint,
+                    ),
+                    Span::raw(" your editor"),
                 ])
             };
             foot.push(status);
