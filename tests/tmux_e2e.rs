@@ -427,15 +427,18 @@ fn a_slow_reply_streams_into_the_transcript_before_it_ends() {
 
 /// An `$EDITOR` that is a shell script in a folder whose name has a space (so the variable
 /// needs shell-words quoting), taking a `--wait` flag like `code -w`: it appends a line to
-/// the file it is given (the last argument). Returns the value to put in `EDITOR`.
-fn appending_editor(dir: &Path, line: &str) -> String {
+/// the file it is given (the last argument). `interrupt`: it then sends SIGINT to nbook, as a
+/// Ctrl+C typed into an editor in cooked mode reaches the whole foreground process group.
+/// Returns the value to put in `EDITOR`.
+fn appending_editor(dir: &Path, line: &str, interrupt: bool) -> String {
     let folder = dir.join("my editor");
     std::fs::create_dir_all(&folder).unwrap();
     let script = folder.join("append.sh");
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\n[ \"$1\" = --wait ] || {{ echo 'no --wait' >&2; exit 2; }}\nfor f in \"$@\"; do :; done\nprintf '%s\\n' '{line}' >> \"$f\"\n"
+            "#!/bin/sh\n[ \"$1\" = --wait ] || {{ echo 'no --wait' >&2; exit 2; }}\nfor f in \"$@\"; do :; done\nprintf '%s\\n' '{line}' >> \"$f\"\n{}",
+            if interrupt { "kill -INT $PPID\n" } else { "" }
         ),
     )
     .unwrap();
@@ -463,7 +466,7 @@ fn the_editor_saves_a_file_as_the_author_and_ctrl_z_suspends_to_the_shell() {
         .status()
         .unwrap()
         .success());
-    let editor = appending_editor(tmp.path(), "Written in my own editor.");
+    let editor = appending_editor(tmp.path(), "Written in my own editor.", false);
     let t = Tmux::start(
         &format!("nbook-e2e-editor-{}", std::process::id()),
         "env -i PATH=/usr/bin:/bin HOME=/tmp TERM=xterm-256color PS1='shell$ ' bash --norc --noprofile -i",
@@ -525,7 +528,8 @@ fn the_editor_saves_a_file_as_the_author_and_ctrl_z_suspends_to_the_shell() {
 }
 
 /// On the demo's first proposal (a `write` of a new lorebook entry), `e` opens the proposed
-/// file content in `$EDITOR` — not its JSON — and the edited content is what gets written.
+/// file content in `$EDITOR` — not its JSON — and the edited content is what gets written;
+/// a SIGINT while the editor has the terminal does not end nbook.
 #[test]
 fn e_on_a_waiting_write_edits_the_proposed_file_in_the_editor() {
     if skip_without_tmux() {
@@ -535,7 +539,8 @@ fn e_on_a_waiting_write_edits_the_proposed_file_in_the_editor() {
     let home = tmp.path().join("home");
     let dir: PathBuf = tmp.path().join("hesta");
     let bin = env!("CARGO_BIN_EXE_nbook");
-    let editor = appending_editor(tmp.path(), "Added by the author before approving.");
+    // The editor also sends nbook a SIGINT (a Ctrl+C typed into it): nbook must live on.
+    let editor = appending_editor(tmp.path(), "Added by the author before approving.", true);
     let cmd = format!(
         "NBOOK_HOME='{}' EDITOR='{}' TERM=xterm-256color '{}' demo --dir '{}'; sleep 30",
         home.display(),
@@ -564,4 +569,6 @@ fn e_on_a_waiting_write_edits_the_proposed_file_in_the_editor() {
         .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
         .collect();
     assert!(log.contains("\"decision\":\"edit\""), "{log}");
+    let s = t.screen();
+    assert!(s.contains("5 Approvals"), "nbook is still running: {s}");
 }

@@ -118,11 +118,36 @@ pub fn spawn_error(program: &str, from: &str, e: std::io::Error) -> ExternalErro
     }
 }
 
+/// Is the terminal lent to another program right now? (A Ctrl+C typed there sends SIGINT to
+/// nbook too; the run loop ignores it then.)
+static HANDED_OVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn handed_over() -> bool {
+    HANDED_OVER.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Marks the terminal lent for as long as it lives.
+struct Lent;
+
+impl Lent {
+    fn new() -> Lent {
+        HANDED_OVER.store(true, std::sync::atomic::Ordering::SeqCst);
+        Lent
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        HANDED_OVER.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 /// The real terminal (see `tui::terminal`).
 pub struct TerminalHandover;
 
 impl Handover for TerminalHandover {
     fn run(&mut self, _program: &str, cmd: &mut Command) -> Result<ExitStatus, ExternalError> {
+        let _lent = Lent::new();
         crate::tui::terminal::leave();
         let status = cmd.status();
         // Back first, whatever the program did, so an error below is shown in the UI.
@@ -134,6 +159,7 @@ impl Handover for TerminalHandover {
     }
 
     fn suspend(&mut self) -> Result<(), ExternalError> {
+        let _lent = Lent::new();
         crate::tui::terminal::leave();
         // The whole process group, as the terminal itself does for a typed Ctrl+Z: the shell
         // sees the job stop and takes the terminal. Execution continues here on `fg`.

@@ -421,6 +421,22 @@ fn spawn_sources(
             }
             let _ = t.send(Msg::Terminate);
         }));
+        // SIGINT: in raw mode Ctrl+C is a key, so a SIGINT comes from elsewhere — or from a
+        // Ctrl+C typed into a program the terminal is lent to (an editor in cooked mode gets
+        // it too, and handles it). That one must not end nbook; another ends it like SIGTERM.
+        let t = tx.clone();
+        tasks.push(tokio::spawn(async move {
+            let Ok(mut int) = signal(SignalKind::interrupt()) else {
+                return;
+            };
+            while int.recv().await.is_some() {
+                if crate::tui::external::handed_over() {
+                    continue;
+                }
+                let _ = t.send(Msg::Terminate);
+                break;
+            }
+        }));
     }
     let t = tx.clone();
     tasks.push(tokio::spawn(async move {
