@@ -311,9 +311,12 @@ mod tests {
         assert!(e.to_string().contains("nothing was changed"), "{e}");
     }
 
+    /// What the fake editor does to the file; its exit code.
+    type Play = Box<dyn FnMut(&Path) -> std::io::Result<i32>>;
+
     /// A terminal that runs nothing: `edit` plays the editor on the file it was given.
     struct Fake {
-        edit: Box<dyn FnMut(&Path) -> std::io::Result<i32>>,
+        edit: Play,
         runs: Vec<Vec<String>>,
     }
 
