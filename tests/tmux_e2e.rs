@@ -8,7 +8,8 @@
 //! result delivered to the session. A fourth streams a slow reply into the transcript. Two
 //! more check the author's own hands: `$EDITOR` (a script) edits a file from the Files pane
 //! and the write is logged as the author's, Ctrl+Z stops nbook in an interactive shell and
-//! `fg` brings it back; and `e` on a waiting `write` edits the proposed file in `$EDITOR`.
+//! `fg` brings it back; and `e` on a waiting `write` edits the proposed file in `$EDITOR`. The
+//! last sees tmux flag the bell a waiting call rings while nbook's window is not current.
 //!
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where `.ci/run` installs tmux and a missing tmux is a failure.
@@ -571,4 +572,41 @@ fn e_on_a_waiting_write_edits_the_proposed_file_in_the_editor() {
     assert!(log.contains("\"decision\":\"edit\""), "{log}");
     let s = t.screen();
     assert!(s.contains("5 Approvals"), "nbook is still running: {s}");
+}
+
+/// A call that starts waiting while the author looks elsewhere rings the terminal's bell: the
+/// demo's first proposal arrives while nbook's window is not the current one, and tmux flags
+/// the bell on it.
+#[test]
+fn a_waiting_call_rings_the_bell() {
+    if skip_without_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // The bell only (a desktop notification goes nowhere inside tmux without passthrough).
+    std::fs::write(
+        home.join("config.toml"),
+        "[notify]\nbell = true\ndesktop = \"off\"\n",
+    )
+    .unwrap();
+    let dir: PathBuf = tmp.path().join("hesta");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    let cmd = format!(
+        "NBOOK_HOME='{}' TERM=xterm-256color '{}' demo --dir '{}'; sleep 30",
+        home.display(),
+        bin,
+        dir.display()
+    );
+    let t = Tmux::start(&format!("nbook-e2e-bell-{}", std::process::id()), &cmd);
+    t.look_elsewhere();
+    let start = std::time::Instant::now();
+    while t.first_window_format("#{window_bell_flag}") != "1" {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no bell flagged on nbook's window"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
