@@ -403,3 +403,27 @@ fn snapshot_status_bar_counts_waiting_calls_elsewhere() {
         app
     });
 }
+
+#[test]
+fn e_from_the_detail_of_a_write_closes_it_once_the_edit_is_approved() {
+    let mut app = approvals_app();
+    press(&mut app, "<Enter>");
+    assert!(matches!(app.overlay, Some(Overlay::Detail { .. })));
+    let fx = press(&mut app, "e");
+    assert!(
+        matches!(fx.as_slice(), [Effect::Editor(EditorJob::Proposal { .. })]),
+        "{fx:?}"
+    );
+    let id = write_call().approval_id;
+    app.update(Action::EditChecked {
+        call_id: id,
+        result: Ok(()),
+    });
+    assert!(app.overlay.is_none());
+    assert_eq!(app.approvals.len(), 1);
+    assert!(
+        status(&app).contains("edited arguments"),
+        "{}",
+        status(&app)
+    );
+}
