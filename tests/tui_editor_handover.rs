@@ -351,3 +351,71 @@ async fn texts_go_over_and_back_and_ctrl_z_suspends() {
     assert_eq!(done, EditorDone::Suspended(Ok(())));
     assert_eq!(t.suspended, 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_and_calls_that_cannot_be_edited_say_why_and_run_no_editor() {
+    let b = book();
+    std::fs::create_dir_all(b.root.join("notes")).unwrap();
+    std::fs::write(b.root.join("notes/latin1.md"), b"caf\xe9\n").unwrap();
+    let mut t = FakeTerminal::new(|_| Ok(0));
+    let cases: Vec<(EditorJob, &str)> = vec![
+        (
+            EditorJob::File {
+                path: "notes/latin1.md".into(),
+            },
+            "not UTF-8",
+        ),
+        (
+            EditorJob::File {
+                path: "notes".into(),
+            },
+            "notes: it is a folder",
+        ),
+        (
+            EditorJob::Proposal {
+                approval_id: "ap-1".into(),
+                tool: "write".into(),
+                args: json!({"path": SCENE}),
+            },
+            "not what write takes",
+        ),
+        (
+            EditorJob::Proposal {
+                approval_id: "ap-2".into(),
+                tool: "edit".into(),
+                args: json!({"path": "../outside.md", "edits": [{"oldText": "a", "newText": "b"}]}),
+            },
+            "not a file of this project",
+        ),
+        (
+            EditorJob::Proposal {
+                approval_id: "ap-3".into(),
+                tool: "edit".into(),
+                args: json!({"path": "notes/missing.md", "edits": [{"oldText": "a", "newText": "b"}]}),
+            },
+            "does not exist",
+        ),
+        (
+            EditorJob::Proposal {
+                approval_id: "ap-4".into(),
+                tool: "bash".into(),
+                args: json!({"command": "ls"}),
+            },
+            "does not propose",
+        ),
+    ];
+    for (job, expect) in cases {
+        let done = perform(&b.engine, &b.root, &mut t, editor(), job.clone()).await;
+        let err = match &done {
+            EditorDone::File { result: Err(e), .. }
+            | EditorDone::Proposal { result: Err(e), .. } => e.clone(),
+            other => panic!("{job:?} should fail: {other:?}"),
+        };
+        assert!(err.contains(expect), "{job:?}: {err}");
+    }
+    assert!(t.argv.is_empty(), "no editor ran: {:?}", t.argv);
+    assert_eq!(
+        std::fs::read(b.root.join("notes/latin1.md")).unwrap(),
+        b"caf\xe9\n"
+    );
+}
