@@ -240,7 +240,9 @@ fn snapshot_reject_reason_back_from_the_editor() {
         };
         app.update(Action::EditorDone(EditorDone::Text {
             target: TextTarget::RejectReason { call_id },
-            result: Ok(Some("Keep the patch to chapter one.\n".into())),
+            result: Ok(Some(
+                "Keep the patch to chapter one.\nThe lorebook entry can wait.\n".into(),
+            )),
         }));
         app
     });
