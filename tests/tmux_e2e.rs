@@ -5,7 +5,11 @@
 //! configured, and the TUI says so), a new `writer` session from the new-session form, and
 //! the jobs view's empty state. A third runs a workflow a scripted model asks for: approval,
 //! the workflow's question answered in the Approvals pane, the job in the Jobs view, and its
-//! result delivered to the session. A fourth streams a slow reply into the transcript.
+//! result delivered to the session. A fourth streams a slow reply into the transcript. Two
+//! more check the author's own hands: `$EDITOR` (a script) edits a file from the Files pane
+//! and the write is logged as the author's, Ctrl+Z stops nbook in an interactive shell and
+//! `fg` brings it back; and `e` on a waiting `write` edits the proposed file in `$EDITOR`. The
+//! last sees tmux flag the bell a waiting call rings while nbook's window is not current.
 //!
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where `.ci/run` installs tmux and a missing tmux is a failure.
@@ -420,4 +424,189 @@ fn a_slow_reply_streams_into_the_transcript_before_it_ends() {
         "shown once, from the log: {s}"
     );
     drop(rt);
+}
+
+/// An `$EDITOR` that is a shell script in a folder whose name has a space (so the variable
+/// needs shell-words quoting), taking a `--wait` flag like `code -w`: it appends a line to
+/// the file it is given (the last argument). `interrupt`: it then sends SIGINT to nbook, as a
+/// Ctrl+C typed into an editor in cooked mode reaches the whole foreground process group.
+/// Returns the value to put in `EDITOR`.
+fn appending_editor(dir: &Path, line: &str, interrupt: bool) -> String {
+    let folder = dir.join("my editor");
+    std::fs::create_dir_all(&folder).unwrap();
+    let script = folder.join("append.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$1\" = --wait ] || {{ echo 'no --wait' >&2; exit 2; }}\nfor f in \"$@\"; do :; done\nprintf '%s\\n' '{line}' >> \"$f\"\n{}",
+            if interrupt { "kill -INT $PPID\n" } else { "" }
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("\"{}\" --wait", script.display())
+}
+
+/// The author's own hands, in a real terminal with an interactive shell: `e` on a file in the
+/// Files pane runs `$EDITOR` (a script that appends a line), the file on disk has the line and
+/// the author session's log records the `write` as the author's; then Ctrl+Z stops nbook (the
+/// shell says so), `fg` brings it back redrawn, and it quits normally.
+#[test]
+fn the_editor_saves_a_file_as_the_author_and_ctrl_z_suspends_to_the_shell() {
+    if skip_without_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let dir = tmp.path().join("book");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    assert!(Command::new(bin)
+        .args(["init", &dir.display().to_string(), "--title", "Book"])
+        .status()
+        .unwrap()
+        .success());
+    let editor = appending_editor(tmp.path(), "Written in my own editor.", false);
+    let t = Tmux::start(
+        &format!("nbook-e2e-editor-{}", std::process::id()),
+        "env -i PATH=/usr/bin:/bin HOME=/tmp TERM=xterm-256color PS1='shell$ ' bash --norc --noprofile -i",
+    );
+    let long = Duration::from_secs(60);
+    t.wait_for("the shell", long, |s| s.contains("shell$"));
+    t.type_text(&format!(
+        "NBOOK_HOME='{}' EDITOR='{}' '{}' '{}'",
+        home.display(),
+        editor.replace('\'', "'\\''"),
+        bin,
+        dir.display()
+    ));
+    t.keys(&["Enter"]);
+    t.wait_for("the TUI", long, |s| s.contains("1 Files"));
+
+    // Find AGENTS.md and edit it.
+    let before = read(&dir, "AGENTS.md").unwrap();
+    t.keys(&["/"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.type_text("AGENTS.md");
+    std::thread::sleep(Duration::from_millis(500));
+    t.keys(&["Enter"]);
+    std::thread::sleep(Duration::from_millis(500));
+    t.keys(&["e"]);
+    let s = t.wait_for("the save receipt", long, |s| {
+        s.contains("✔ saved AGENTS.md")
+    });
+    assert!(s.contains("1 Files"), "the TUI is back: {s}");
+    assert_eq!(
+        read(&dir, "AGENTS.md").unwrap(),
+        format!("{before}Written in my own editor.\n")
+    );
+    let log = read(&dir, ".nbook/agent/sessions/author.jsonl").unwrap();
+    let call = log
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|l| l["kind"] == "tool_call" && l["tool"] == "write")
+        .unwrap_or_else(|| panic!("no write in the author log:\n{log}"));
+    assert_eq!(call["by"], "author");
+    assert_eq!(call["args"]["path"], "AGENTS.md");
+    assert!(
+        log.contains("\"decision\":\"approve\",\"by\":\"author\""),
+        "{log}"
+    );
+
+    // Ctrl+Z: the shell gets the terminal and says the job stopped; fg brings nbook back.
+    t.keys(&["C-z"]);
+    t.wait_for("the stopped job", long, |s| s.contains("Stopped"));
+    t.type_text("fg");
+    t.keys(&["Enter"]);
+    t.wait_for("the TUI again, redrawn", long, |s| {
+        s.contains("1 Files") && s.contains("2 Story") && !s.contains("Stopped")
+    });
+    t.keys(&["q"]);
+    t.wait_for("the shell prompt after quitting", long, |s| {
+        s.trim_end().ends_with("shell$")
+    });
+}
+
+/// On the demo's first proposal (a `write` of a new lorebook entry), `e` opens the proposed
+/// file content in `$EDITOR` — not its JSON — and the edited content is what gets written;
+/// a SIGINT while the editor has the terminal does not end nbook.
+#[test]
+fn e_on_a_waiting_write_edits_the_proposed_file_in_the_editor() {
+    if skip_without_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let dir: PathBuf = tmp.path().join("hesta");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    // The editor also sends nbook a SIGINT (a Ctrl+C typed into it): nbook must live on.
+    let editor = appending_editor(tmp.path(), "Added by the author before approving.", true);
+    let cmd = format!(
+        "NBOOK_HOME='{}' EDITOR='{}' TERM=xterm-256color '{}' demo --dir '{}'; sleep 30",
+        home.display(),
+        editor.replace('\'', "'\\''"),
+        bin,
+        dir.display()
+    );
+    let t = Tmux::start(&format!("nbook-e2e-proposal-{}", std::process::id()), &cmd);
+    let long = Duration::from_secs(60);
+    t.wait_for("the write request", long, |s| s.contains("flett-watch"));
+    t.keys(&["5"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["e"]);
+    t.wait_for("the entry on disk", long, |_| {
+        dir.join("lorebook/item/flett-watch/index.md").exists()
+    });
+    let entry = read(&dir, "lorebook/item/flett-watch/index.md").unwrap();
+    assert!(
+        entry.ends_with("Added by the author before approving.\n"),
+        "{entry}"
+    );
+    let log: String = std::fs::read_dir(dir.join(".nbook/agent/sessions"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(log.contains("\"decision\":\"edit\""), "{log}");
+    let s = t.screen();
+    assert!(s.contains("5 Approvals"), "nbook is still running: {s}");
+}
+
+/// A call that starts waiting while the author looks elsewhere rings the terminal's bell: the
+/// demo's first proposal arrives while nbook's window is not the current one, and tmux flags
+/// the bell on it.
+#[test]
+fn a_waiting_call_rings_the_bell() {
+    if skip_without_tmux() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // The bell only (a desktop notification goes nowhere inside tmux without passthrough).
+    std::fs::write(
+        home.join("config.toml"),
+        "[notify]\nbell = true\ndesktop = \"off\"\n",
+    )
+    .unwrap();
+    let dir: PathBuf = tmp.path().join("hesta");
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    let cmd = format!(
+        "NBOOK_HOME='{}' TERM=xterm-256color '{}' demo --dir '{}'; sleep 30",
+        home.display(),
+        bin,
+        dir.display()
+    );
+    let t = Tmux::start(&format!("nbook-e2e-bell-{}", std::process::id()), &cmd);
+    t.look_elsewhere();
+    let start = std::time::Instant::now();
+    while t.first_window_format("#{window_bell_flag}") != "1" {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no bell flagged on nbook's window"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

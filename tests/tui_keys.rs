@@ -128,9 +128,9 @@ fn n_then_esc_sends_nothing() {
 }
 
 #[test]
-fn e_with_invalid_json_sends_nothing_and_shows_an_error() {
+fn json_edit_with_invalid_json_sends_nothing_and_shows_an_error() {
     let (mut app, _) = approvals_app();
-    assert!(press(&mut app, "e").is_empty());
+    assert!(press(&mut app, "E").is_empty());
     assert!(press(&mut app, "x <C-s>").is_empty());
     match &app.overlay {
         Some(Overlay::EditArgs { error: Some(e), .. }) => {
@@ -142,9 +142,9 @@ fn e_with_invalid_json_sends_nothing_and_shows_an_error() {
 }
 
 #[test]
-fn e_with_valid_json_asks_the_engine_then_closes_on_success() {
+fn json_edit_with_valid_json_asks_the_engine_then_closes_on_success() {
     let (mut app, _) = approvals_app();
-    press(&mut app, "e");
+    press(&mut app, "E");
     // Enter inserts a new line in the editor (the JSON stays valid).
     let fx = press(&mut app, "<Enter> <C-s>");
     let expected = Effect::EditArgs {

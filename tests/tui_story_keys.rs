@@ -623,3 +623,49 @@ fn a_confirmed_archive_fails_as_stale_when_an_agent_changed_the_scene_meanwhile(
         "archived"
     );
 }
+
+/// Ctrl+E in the record editor hands the record's JSON to `$EDITOR` (as `Effect::Editor`);
+/// what the editor saved comes back into the form, and Ctrl+S saves it as the author's change.
+#[test]
+fn ctrl_e_hands_the_record_to_the_editor_and_the_edit_is_saved() {
+    use nbook::tui::action::{EditorDone, EditorJob, TextTarget};
+    let b = book();
+    let i = &b.ids;
+    let mut app = b.app(120, 40);
+    b.keys(&mut app, "t");
+    b.select(&mut app, NodeRef::Thread(i.t_book));
+    b.keys(&mut app, "e");
+    let fx = b.keys(&mut app, "<C-e>");
+    let text = match fx.as_slice() {
+        [Effect::Editor(EditorJob::Text {
+            target: TextTarget::StoryRecord,
+            text,
+            name,
+        })] => {
+            assert_eq!(name, "record.json");
+            text.clone()
+        }
+        other => panic!("the record should go to the editor: {other:?}"),
+    };
+    assert!(text.contains("\"title\": \"The weather book\""), "{text}");
+    let edited = format!(
+        "{}\n",
+        text.replace("\"The weather book\"", "\"The Book of Weather\"")
+    );
+    app.update(Action::EditorDone(EditorDone::Text {
+        target: TextTarget::StoryRecord,
+        result: Ok(Some(edited)),
+    }));
+    match story_overlay(&mut app) {
+        StoryOverlay::Edit { input, .. } => {
+            assert!(text_of(input).contains("The Book of Weather"))
+        }
+        _ => panic!("the edit form should stay open"),
+    }
+    b.keys(&mut app, "<C-s>");
+    let d = app.story.data.clone().unwrap();
+    assert_eq!(
+        d.thread(i.t_book).unwrap().thread.title,
+        "The Book of Weather"
+    );
+}

@@ -20,7 +20,8 @@
 //! - `[providers.NAME]`: a provider decides where prompts (and the project's text) are sent and
 //!   which environment variable's key goes with them; one the author does not have, or has
 //!   differently, waits. `[models]`, `[defaults]`, `[embedding]`, `theme` only choose among
-//!   the author's providers and the look, so they apply at once.
+//!   the author's providers and the look, and `[notify]` how the author is told a call
+//!   waits, so they apply at once.
 
 use serde::Serialize;
 

@@ -270,6 +270,46 @@ pub struct Config {
     pub sql: SqlConfig,
     #[serde(default)]
     pub workflows: WorkflowConfig,
+    #[serde(default)]
+    pub notify: NotifyConfig,
+}
+
+/// How a desktop notification is sent (`[notify] desktop`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Desktop {
+    /// `ESC ] 9 ; body BEL` (iTerm2, WezTerm, Windows Terminal, foot, kitty…).
+    #[default]
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; body BEL` (rxvt-unicode, VTE terminals, Ghostty…).
+    Osc777,
+    Off,
+}
+
+/// `[notify]` in config.toml: the bell and the desktop notification when a call starts
+/// waiting while the author looks elsewhere (sent by the TUI, `tui::notify`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NotifyConfig {
+    /// Ring the terminal bell (default true).
+    pub bell: bool,
+    /// `"osc9"` (default), `"osc777"` or `"off"`.
+    pub desktop: Desktop,
+}
+
+impl Default for NotifyConfig {
+    fn default() -> Self {
+        NotifyConfig {
+            bell: true,
+            desktop: Desktop::Osc9,
+        }
+    }
+}
+
+impl NotifyConfig {
+    pub fn is_off(&self) -> bool {
+        !self.bell && self.desktop == Desktop::Off
+    }
 }
 
 /// `[workflows]`: the limits of one workflow run (see `crate::workflow`).

@@ -351,7 +351,7 @@ impl TypedTool for Write {
 
 pub struct Edit;
 
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct EditBlock {
     #[schemars(length(min = 1))]

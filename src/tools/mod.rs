@@ -5,6 +5,7 @@ pub mod agents;
 pub mod apply_patch;
 pub mod bash;
 pub mod collab;
+pub mod content_edit;
 pub mod control;
 pub mod files;
 pub mod patch;

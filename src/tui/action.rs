@@ -63,12 +63,16 @@ commands! {
     Expand = "expand": "Open the folder (or preview the file)",
     Collapse = "collapse": "Close the folder, or go to its parent",
     Find = "find": "Find a project file by name (fuzzy)",
+    EditFile = "edit_file": "Files: open the selected file in your editor ($VISUAL, else $EDITOR, else vi); saving it is your change, logged",
+    ExternalEditor = "external_editor": "Hand the text being written (composer, reject reason, argument editor, record editor) to your editor",
+    Suspend = "suspend": "Suspend nbook to the shell (fg brings it back)",
     Refresh = "refresh": "Reload this pane",
     Follow = "follow": "Jump to the end of the transcript and follow it",
     Approve = "approve": "Approve the selected call",
     ApproveSession = "approve_session": "Approve, and allow this tool on this target for the rest of the session",
     Reject = "reject": "Reject the selected call (optional reason)",
-    EditArgs = "edit_args": "Edit the call's arguments, then approve",
+    EditArgs = "edit_args": "Edit the call: a write or edit opens the file it proposes in your editor; other calls' arguments as JSON",
+    EditArgsJson = "edit_args_json": "Edit the call's arguments as JSON, then approve",
     Detail = "detail": "Show the whole request full-screen",
     DiffNextChange = "diff_next_change": "Approvals: jump to the next change in the preview",
     DiffPrevChange = "diff_prev_change": "Approvals: jump to the previous change in the preview",
@@ -138,7 +142,11 @@ impl Command {
     pub fn is_approval_key(self) -> bool {
         matches!(
             self,
-            Command::Approve | Command::ApproveSession | Command::Reject | Command::EditArgs
+            Command::Approve
+                | Command::ApproveSession
+                | Command::Reject
+                | Command::EditArgs
+                | Command::EditArgsJson
         )
     }
 
@@ -196,6 +204,7 @@ impl Command {
                 | Command::DiffNextMatch
                 | Command::DiffPrevMatch
                 | Command::DiffEndSearch
+                | Command::ExternalEditor
         )
     }
 }
@@ -298,6 +307,77 @@ pub enum Action {
     },
     /// An effect failed (a decision for a call that is gone, a mode switch…).
     EffectFailed(String),
+    /// The terminal is back from the author's editor or the shell.
+    EditorDone(EditorDone),
+    /// The terminal gained (`true`) or lost focus (crossterm focus events).
+    Focus(bool),
+}
+
+/// Where a text handed to the editor (Ctrl+E) goes back to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TextTarget {
+    /// The composer's draft of a session.
+    Composer { session_id: String },
+    /// The reject prompt of a waiting call.
+    RejectReason { call_id: String },
+    /// The JSON argument editor of a waiting call.
+    EditArgs { call_id: String },
+    /// The Story pane's record editor (JSON).
+    StoryRecord,
+}
+
+/// What the run loop does with the terminal lent to the author's editor or the shell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EditorJob {
+    /// A project file, edited on a temporary copy and saved as an author `write`.
+    File { path: RelPath },
+    /// The text of a field, put back where it came from; `name` names the copy (its suffix
+    /// picks the editor's syntax).
+    Text {
+        target: TextTarget,
+        text: String,
+        name: String,
+    },
+    /// The whole file a waiting `write`/`edit` call proposes; the edited file becomes the
+    /// call's edited arguments.
+    Proposal {
+        approval_id: String,
+        tool: String,
+        args: serde_json::Value,
+    },
+    /// Ctrl+Z: to the shell until `fg`.
+    Suspend,
+}
+
+/// A project file after the editor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileSaved {
+    Unchanged,
+    /// Saved as the author's change; `summary` says how much changed.
+    Saved {
+        summary: String,
+    },
+}
+
+/// How a hand-over went (each error says what happened to the text).
+#[derive(Clone, Debug, PartialEq)]
+pub enum EditorDone {
+    File {
+        path: RelPath,
+        result: Result<FileSaved, String>,
+    },
+    /// `Ok(None)`: the text came back unchanged.
+    Text {
+        target: TextTarget,
+        result: Result<Option<String>, String>,
+    },
+    /// `Ok(Some(args))`: the arguments the edited file became; `Ok(None)`: unchanged.
+    Proposal {
+        approval_id: String,
+        tool: String,
+        result: Result<Option<serde_json::Value>, String>,
+    },
+    Suspended(Result<(), String>),
 }
 
 /// Work `update` asks for; the runtime executes it (off the UI task when heavy).
@@ -379,5 +459,11 @@ pub enum Effect {
         ticket: Ticket,
         job: WorldJob,
     },
+    /// Lend the terminal to the author's editor or the shell (the run loop does it; the UI
+    /// waits, the agents do not).
+    Editor(EditorJob),
+    /// Ring the bell and/or send a desktop notification (the run loop writes it to the
+    /// terminal; rendering stays pure).
+    Notify(crate::tui::notify::Notification),
     Quit,
 }

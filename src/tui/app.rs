@@ -141,6 +141,12 @@ pub struct AppState {
     pub wall_now: time::OffsetDateTime,
     /// Set whenever the state changed; the runtime draws and clears it.
     pub redraw: bool,
+    /// `[notify]` from config.toml: the bell and desktop notification for waiting calls.
+    pub notify: crate::tui::notify::NotifyConfig,
+    /// Does the terminal have the focus? (Focus events; true until one says otherwise.)
+    pub terminal_focused: bool,
+    /// Calls a notification was sent for (each call rings once).
+    pub notified: std::collections::HashSet<String>,
     next_ticket: Ticket,
 }
 
@@ -167,6 +173,9 @@ impl AppState {
             last_typed: None,
             wall_now,
             redraw: true,
+            notify: Default::default(),
+            terminal_focused: true,
+            notified: Default::default(),
             next_ticket: 0,
         };
         app.approvals.replace_all(init.pending, init.inputs);
@@ -373,6 +382,11 @@ impl AppState {
                 self.error(msg);
                 Vec::new()
             }
+            Action::EditorDone(done) => self.editor_done(done),
+            Action::Focus(focused) => {
+                self.terminal_focused = focused;
+                Vec::new()
+            }
         }
     }
 
@@ -466,6 +480,12 @@ impl AppState {
     }
 
     fn command(&mut self, cmd: Command) -> Vec<Effect> {
+        // The terminal's own commands work wherever their key is bound.
+        match cmd {
+            Command::Suspend => return self.suspend(),
+            Command::ExternalEditor => return self.external_editor(),
+            _ => {}
+        }
         if self.overlay.as_ref().is_some_and(Overlay::is_form) {
             return self.form_command(cmd);
         }
@@ -508,6 +528,14 @@ impl AppState {
             Command::CycleMode => self.cycle_mode(),
             Command::Detail => self.open_detail(),
             Command::Find => self.open_finder(),
+            Command::EditFile => {
+                let mut fx = Vec::new();
+                if self.focus != Pane::Files {
+                    fx = self.focus_pane(Pane::Files);
+                }
+                fx.extend(self.edit_selected_file());
+                fx
+            }
             c if c.is_world() && self.focus != Pane::World => {
                 let mut fx = self.focus_pane(Pane::World);
                 fx.extend(self.pane_command(c));

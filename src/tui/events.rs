@@ -64,13 +64,15 @@ impl AppState {
                         target_label(&call)
                     ));
                 }
+                let fx = self.notify_waiting(&call);
                 self.approvals.push(call);
-                Vec::new()
+                fx
             }
             EngineEvent::ApprovalResolved {
                 approval_id: call_id,
                 decision,
             } => {
+                self.notified.remove(&call_id);
                 let ours = matches!(&self.overlay,
                     Some(Overlay::EditArgs { call_id: c, checking: true, .. }) if *c == call_id);
                 if ours {

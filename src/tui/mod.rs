@@ -17,10 +17,14 @@ pub mod chrome;
 pub mod clock;
 pub mod commands;
 mod events;
+pub mod external;
+mod external_update;
 pub mod files;
+pub mod handover;
 pub mod input;
 pub mod keymap;
 pub mod keys;
+pub mod notify;
 pub mod runtime;
 pub mod sessions;
 pub mod story;
@@ -94,7 +98,7 @@ pub fn build_app(
             description: p.description.clone(),
         })
         .collect();
-    AppState::new(AppInit {
+    let mut app = AppState::new(AppInit {
         title: engine.workspace().title(),
         keymap,
         theme,
@@ -108,7 +112,9 @@ pub fn build_app(
         models: engine.config().models.keys().cloned().collect(),
         focus_session,
         notices,
-    })
+    });
+    app.notify = engine.config().notify.clone();
+    app
 }
 
 /// Run the full-screen UI on a project until the author quits. The terminal is restored on
@@ -138,7 +144,8 @@ pub async fn run(engine: Arc<Engine>, opts: TuiOptions) -> Result<(), TuiError> 
         host: Some(opts.host),
         dirs: Some(opts.dirs.clone()),
     };
-    let result = runtime::run_loop(engine, sources, app, &mut term, started).await;
+    let mut handover = external::TerminalHandover;
+    let result = runtime::run_loop(engine, sources, app, &mut term, &mut handover, started).await;
     drop(guard);
     result
 }

@@ -4,8 +4,11 @@
 //! Effects that block (files, database, logs) run on the blocking pool and come back as
 //! ticketed actions. Messages to agents go through the agent host without blocking; the end
 //! of the run they start comes back as an action too. Background jobs are forwarded from the
-//! job store's broadcast like engine events.
+//! job store's broadcast like engine events. Lending the terminal (the author's editor,
+//! Ctrl+Z) and notifications are the loop's own effects: it holds the terminal, through a
+//! [`Handover`] so tests can fake the lending.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,9 +25,10 @@ use crate::engine::agents::InvokeRequest;
 use crate::engine::inputs::InputError;
 use crate::engine::jobs::JobSnapshot;
 use crate::engine::{Decision, Engine, EngineEvent};
-use crate::tui::action::{Action, Effect};
+use crate::tui::action::{Action, EditorJob, Effect};
 use crate::tui::app::AppState;
 use crate::tui::chrome::view;
+use crate::tui::external::{editor_from_env, Handover};
 use crate::tui::files::finder::{fuzzy_match, FINDER_LIMIT};
 use crate::tui::files::jobs;
 use crate::tui::story::jobs as story_jobs;
@@ -155,6 +159,10 @@ impl Executor {
     pub fn execute(&self, fx: Effect) -> bool {
         match fx {
             Effect::Quit => return true,
+            // The terminal's: the run loop handles these before the executor sees them.
+            Effect::Editor(_) | Effect::Notify(_) => {
+                tracing::warn!("a terminal effect reached the executor; ignored");
+            }
             Effect::TrustProjectConfig {
                 project,
                 sha256,
@@ -331,14 +339,12 @@ pub struct Sources {
     pub dirs: Option<crate::config::Dirs>,
 }
 
-fn spawn_sources(
-    mut sub: broadcast::Receiver<EngineEvent>,
-    mut jobs: broadcast::Receiver<JobSnapshot>,
-    tx: &UnboundedSender<Msg>,
-) -> Vec<tokio::task::JoinHandle<()>> {
-    let mut tasks = Vec::new();
+/// Read the terminal's input. Stopped (the task aborted, which drops the stream and its
+/// reader thread) while another program has the terminal, so no keystroke meant for the
+/// editor or the shell is taken; started again afterwards.
+fn spawn_input(tx: &UnboundedSender<Msg>) -> tokio::task::JoinHandle<()> {
     let t = tx.clone();
-    tasks.push(tokio::spawn(async move {
+    tokio::spawn(async move {
         let mut events = EventStream::new();
         while let Some(ev) = events.next().await {
             let msg = match ev {
@@ -346,7 +352,8 @@ fn spawn_sources(
                 Ok(Event::Mouse(m)) => Msg::Action(Box::new(Action::Mouse(m))),
                 Ok(Event::Resize(w, h)) => Msg::Action(Box::new(Action::Resize(w, h))),
                 Ok(Event::Paste(s)) => Msg::Action(Box::new(Action::Paste(s))),
-                Ok(_) => continue,
+                Ok(Event::FocusGained) => Msg::Action(Box::new(Action::Focus(true))),
+                Ok(Event::FocusLost) => Msg::Action(Box::new(Action::Focus(false))),
                 Err(e) => {
                     tracing::warn!("terminal input error: {e}");
                     break;
@@ -356,7 +363,15 @@ fn spawn_sources(
                 break;
             }
         }
-    }));
+    })
+}
+
+fn spawn_sources(
+    mut sub: broadcast::Receiver<EngineEvent>,
+    mut jobs: broadcast::Receiver<JobSnapshot>,
+    tx: &UnboundedSender<Msg>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let mut tasks = Vec::new();
     let t = tx.clone();
     tasks.push(tokio::spawn(async move {
         loop {
@@ -406,6 +421,22 @@ fn spawn_sources(
             }
             let _ = t.send(Msg::Terminate);
         }));
+        // SIGINT: in raw mode Ctrl+C is a key, so a SIGINT comes from elsewhere — or from a
+        // Ctrl+C typed into a program the terminal is lent to (an editor in cooked mode gets
+        // it too, and handles it). That one must not end nbook; another ends it like SIGTERM.
+        let t = tx.clone();
+        tasks.push(tokio::spawn(async move {
+            let Ok(mut int) = signal(SignalKind::interrupt()) else {
+                return;
+            };
+            while int.recv().await.is_some() {
+                if crate::tui::external::handed_over() {
+                    continue;
+                }
+                let _ = t.send(Msg::Terminate);
+                break;
+            }
+        }));
     }
     let t = tx.clone();
     tasks.push(tokio::spawn(async move {
@@ -447,23 +478,59 @@ fn draw(term: &mut Term, app: &AppState) -> Result<(), TuiError> {
     Ok(())
 }
 
+/// Lend the terminal for one [`EditorJob`]: input reading stops, the program runs, input
+/// reading starts again and the whole screen is drawn anew (the program drew over it).
+async fn hand_over(
+    exec: &Executor,
+    handover: &mut dyn Handover,
+    input: &mut tokio::task::JoinHandle<()>,
+    term: &mut Term,
+    job: EditorJob,
+) -> Result<Action, TuiError> {
+    input.abort();
+    let _ = (&mut *input).await; // the stream (and its reader thread) is gone once this returns
+    let editor = editor_from_env().map_err(|e| e.to_string());
+    let done = crate::tui::handover::perform(&exec.engine, &exec.root, handover, editor, job).await;
+    *input = spawn_input(&exec.tx);
+    term.clear()?;
+    Ok(Action::EditorDone(done))
+}
+
+/// Write a notification to the terminal (outside the frame: it draws nothing).
+fn notify(term: &mut Term, n: &crate::tui::notify::Notification) {
+    use std::io::Write as _;
+    let tmux = std::env::var_os("TMUX").is_some();
+    let out = term.backend_mut();
+    if let Err(e) = out
+        .write_all(n.bytes(tmux).as_bytes())
+        .and_then(|()| out.flush())
+    {
+        tracing::warn!("cannot write a notification to the terminal: {e}");
+    }
+}
+
 /// Run the UI until the author quits. The subscriptions in `sources` must have been made
 /// before `app` read the engine's queue and job list, so nothing falls in between.
+/// `handover` lends the terminal to the author's editor and the shell (`TerminalHandover`
+/// for the real terminal).
 pub async fn run_loop(
     engine: Arc<Engine>,
     sources: Sources,
     mut app: AppState,
     term: &mut Term,
+    handover: &mut dyn Handover,
     started: Instant,
 ) -> Result<(), TuiError> {
     let (tx, mut rx) = unbounded_channel::<Msg>();
     let mut tasks = spawn_sources(sources.events, sources.jobs, &tx);
     tasks.push(watch_profiles(engine.clone()));
+    let mut input = spawn_input(&tx);
     let exec = Executor::new(engine.clone(), tx.clone())
         .with_host(sources.host)
         .with_dirs(sources.dirs);
     let mut quit = false;
-    for fx in app.start() {
+    let mut queue: VecDeque<Effect> = app.start().into();
+    while let Some(fx) = queue.pop_front() {
         quit |= exec.execute(fx);
     }
     draw(term, &app)?;
@@ -512,8 +579,20 @@ pub async fn run_loop(
                     break;
                 }
             };
-            for e in fx {
-                quit |= exec.execute(e);
+            queue.extend(fx);
+            while let Some(e) = queue.pop_front() {
+                match e {
+                    Effect::Editor(job) => {
+                        let a = hand_over(&exec, handover, &mut input, term, job).await?;
+                        queue.extend(app.update(a));
+                        app.redraw = true;
+                    }
+                    Effect::Notify(n) => notify(term, &n),
+                    e => quit |= exec.execute(e),
+                }
+                if quit {
+                    break;
+                }
             }
             if quit {
                 break;
@@ -525,6 +604,7 @@ pub async fn run_loop(
             last_draw = Instant::now();
         }
     }
+    input.abort();
     for t in tasks {
         t.abort();
     }

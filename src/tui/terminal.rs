@@ -1,13 +1,16 @@
 //! The real terminal: raw mode, alternate screen, mouse capture and bracketed paste on entry;
 //! restored on normal exit, on error (a drop guard) and on panic (a hook that restores first,
-//! then runs the previous hook). Restoring is idempotent.
+//! then runs the previous hook). Restoring is idempotent. [`leave`] and [`resume`] hand the
+//! terminal to another program for a while (the author's editor, the shell after Ctrl+Z).
+//! Focus reports are asked for too, so a notification knows when the terminal is unfocused.
 
 use std::io::{self, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
 use crossterm::event::{
-    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture,
 };
 use crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
@@ -30,11 +33,33 @@ pub fn restore() {
     let _ = disable_raw_mode();
     let _ = execute!(
         io::stdout(),
+        DisableFocusChange,
         DisableBracketedPaste,
         DisableMouseCapture,
         LeaveAlternateScreen,
         cursor::Show
     );
+}
+
+/// Give the terminal to another program: the normal screen, cooked mode, the cursor shown.
+/// [`resume`] takes it back; a panic meanwhile restores nothing twice.
+pub fn leave() {
+    restore();
+}
+
+/// Take the terminal back after [`leave`]: raw mode and the full-screen UI again (the caller
+/// redraws everything, the other program having drawn over it).
+pub fn resume() -> io::Result<()> {
+    enable_raw_mode()?;
+    ACTIVE.store(true, Ordering::SeqCst);
+    execute!(
+        io::stdout(),
+        EnterAlternateScreen,
+        EnableMouseCapture,
+        EnableBracketedPaste,
+        EnableFocusChange,
+        cursor::Hide
+    )
 }
 
 /// Restores the terminal when dropped (early returns, `?` errors).
@@ -67,6 +92,7 @@ pub fn enter() -> io::Result<(Term, Guard)> {
         EnterAlternateScreen,
         EnableMouseCapture,
         EnableBracketedPaste,
+        EnableFocusChange,
         cursor::Hide
     )?;
     let term = Terminal::new(CrosstermBackend::new(io::stdout()))?;

@@ -74,6 +74,32 @@ impl Tmux {
         }
     }
 
+    /// A tmux format (`#{window_bell_flag}`…) of the first window, the one nbook runs in.
+    #[allow(dead_code)]
+    pub fn first_window_format(&self, format: &str) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "display-message",
+                "-p",
+                "-t",
+                &format!("{}:0", self.name),
+                format,
+            ])
+            .output()
+            .expect("display-message");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Open a second window and make it the current one (so tmux flags a bell in the first).
+    #[allow(dead_code)]
+    pub fn look_elsewhere(&self) {
+        assert!(Command::new("tmux")
+            .args(["new-window", "-t", &self.name, "sleep 60"])
+            .status()
+            .expect("new-window")
+            .success());
+    }
+
     #[allow(dead_code)]
     pub fn alive(&self) -> bool {
         Command::new("tmux")

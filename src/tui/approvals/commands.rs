@@ -66,6 +66,7 @@ fn call_commands_with(session_grant: bool) -> Vec<PaneCommand> {
         grant,
         c(Command::Reject, "reject"),
         c(Command::EditArgs, "edit"),
+        PaneCommand::new(Command::EditArgsJson, Context::Approvals, "edit as JSON"),
         c(Command::Detail, "detail"),
     ]
 }

@@ -124,7 +124,12 @@ impl AppState {
                 });
                 Vec::new()
             }
-            Command::EditArgs => {
+            Command::EditArgs | Command::EditArgsJson => {
+                if cmd == Command::EditArgs {
+                    if let Some(fx) = self.edit_proposal(&call) {
+                        return fx;
+                    }
+                }
                 let text = serde_json::to_string_pretty(&call.args)
                     .unwrap_or_else(|_| call.args.to_string());
                 self.overlay = Some(Overlay::EditArgs {
@@ -240,9 +245,13 @@ impl AppState {
     ) -> Vec<Effect> {
         let editing_this =
             matches!(&self.overlay, Some(Overlay::EditArgs { call_id: c, .. }) if *c == call_id);
+        // `e` from the detail of a write/edit: the edited file was approved, so the detail of
+        // that call closes as after any other decision.
+        let detail_of_this =
+            matches!(&self.overlay, Some(Overlay::Detail { call_id: c, .. }) if *c == call_id);
         match result {
             Ok(()) => {
-                if editing_this {
+                if editing_this || detail_of_this {
                     self.overlay = None;
                 }
                 if let Some(call) = self.approvals.remove(&call_id) {

@@ -145,7 +145,9 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
             draw_top_down(inside, buf, rows);
         }
         Overlay::RejectReason { label, input, .. } => {
-            let r = centered(area, 72, 7);
+            // One row, or as many as a reason written in the editor has (up to six).
+            let rows = input.lines().len().clamp(1, 6) as u16;
+            let r = centered(area, 72, 6 + rows);
             let inside = overlay_frame(&format!("Reject {label}?"), r, buf, t);
             put_line(
                 buf,
@@ -154,13 +156,19 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
                 &Line::from(Span::styled("Reason for the agent (optional):", t.dim)),
             );
             if inside.height > 1 {
-                input.render(Rect::new(inside.x, inside.y + 1, inside.width, 1), buf);
+                let h = rows.min(inside.height.saturating_sub(2)).max(1);
+                input.render(Rect::new(inside.x, inside.y + 1, inside.width, h), buf);
             }
             let hint = Line::from(vec![
                 Span::styled(key(app, Command::Accept, Context::Input), t.key_hint),
                 Span::raw(" rejects   "),
                 Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
-                Span::raw(" keeps the call waiting"),
+                Span::raw(" keeps the call waiting   "),
+                Span::styled(
+                    key(app, Command::ExternalEditor, Context::Input),
+                    t.key_hint,
+                ),
+                Span::raw(" your editor"),
             ]);
             put_line(buf, inside, inside.height.saturating_sub(1), &hint);
         }
@@ -195,7 +203,12 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
                     Span::styled(key(app, Command::Submit, Context::Input), t.key_hint),
                     Span::raw(" approve with these arguments   "),
                     Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
-                    Span::raw(" cancel (the call keeps waiting)"),
+                    Span::raw(" cancel (the call keeps waiting)   "),
+                    Span::styled(
+                        key(app, Command::ExternalEditor, Context::Input),
+                        t.key_hint,
+                    ),
+                    Span::raw(" your editor"),
                 ])
             };
             foot.push(status);

@@ -7,10 +7,12 @@ use crate::tui::keymap::Context;
 
 pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let row = app.files.tree.selected_node().is_some();
+    let file = app.files.tree.selected_node().is_some_and(|n| !n.is_dir);
     let c = |cmd, label| PaneCommand::new(cmd, Context::Files, label);
     vec![
         c(Command::Expand, "open").available(row),
         c(Command::Collapse, "close").available(row),
         c(Command::Find, "find"),
+        c(Command::EditFile, "edit").available(file),
     ]
 }

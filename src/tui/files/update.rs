@@ -53,6 +53,7 @@ impl AppState {
                 return Vec::new();
             }
             Command::Refresh => return self.refresh_files(),
+            Command::EditFile => return self.edit_selected_file(),
             _ => return Vec::new(),
         }
         self.files.tree.scroll_into_view(height);

@@ -28,6 +28,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
             c(Command::Send, "send"),
             c(Command::SendFollowup, "follow-up"),
             c(Command::Newline, "new line"),
+            c(Command::ExternalEditor, "write it in your editor"),
             c(Command::LeaveComposer, "leave (draft kept)").hint(),
             c(Command::CancelRun, "cancel run").available(busy).hint(),
             c(Command::CycleMode, "mode").available(selected).hint(),
