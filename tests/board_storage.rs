@@ -419,7 +419,7 @@ fn blocked_needs_a_reason_parks_the_task_and_never_claims_completion() {
         t.blocked_reason.as_deref(),
         Some("BLOCKED: the ending is undecided")
     );
-    assert_eq!(t.blocked_by, [blocker.clone()]);
+    assert_eq!(t.blocked_by, std::slice::from_ref(&blocker));
     assert_eq!(t.dependencies, [blocker]);
     assert_eq!(t.progress(), (0, 3), "no step was marked done");
     // Without dependencies: back to planning for a new plan.
@@ -589,7 +589,7 @@ fn cas_failures_report_the_current_state_never_the_content() {
         .doc(&id, "notes", "new", rev, hash)
         .unwrap_err()
     {
-        e @ BoardError::Precondition { .. } => e,
+        e @ BoardError::Precondition(_) => e,
         e => panic!("{e}"),
     };
     let e = fail(Some(0), None);
@@ -607,11 +607,9 @@ fn cas_failures_report_the_current_state_never_the_content() {
     fail(Some(1), Some(&wrong));
     // A document that does not exist is revision 0 with no hash.
     match f.doc(&id, "other", "x", Some(1), None).unwrap_err() {
-        BoardError::Precondition {
-            current_revision: 0,
-            current_content_hash: None,
-            ..
-        } => {}
+        BoardError::Precondition(p) => {
+            assert_eq!((p.current_revision, p.current_content_hash), (0, None))
+        }
         e => panic!("{e}"),
     }
     for bad in [

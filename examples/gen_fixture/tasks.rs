@@ -35,7 +35,7 @@ pub fn generate(root: &std::path::Path, n: usize) -> Result<f64, Box<dyn std::er
             .enumerate()
             .map(|(s, name)| serde_json::json!({"name": name, "status": if s < done { "done" } else { "pending" }}))
             .collect();
-        let deps: Vec<String> = if seq > 3 && i % 3 == 0 {
+        let deps: Vec<String> = if seq > 3 && i.is_multiple_of(3) {
             vec![format!("NB-{:03}", seq - 3)]
         } else {
             vec![]

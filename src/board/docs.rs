@@ -11,7 +11,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::json;
 
-use super::error::{BoardError, BoardResult};
+use super::error::{BoardError, BoardResult, PreconditionFailed};
 use super::model::{Document, DocumentInfo, ARCHIVED};
 use super::{now, tasks, Outcome, Touched};
 
@@ -103,7 +103,7 @@ fn check_cas(project: &str, task: &str, w: &Write, cur: Option<&Document>) -> Bo
     if rev_ok && hash_ok {
         return Ok(());
     }
-    Err(BoardError::Precondition {
+    Err(BoardError::Precondition(Box::new(PreconditionFailed {
         project_id: project.to_string(),
         task_id: task.to_string(),
         key: w.key.clone(),
@@ -111,7 +111,7 @@ fn check_cas(project: &str, task: &str, w: &Write, cur: Option<&Document>) -> Bo
         expected_content_hash: w.expected_content_hash.clone(),
         current_revision: rev,
         current_content_hash: hash.map(str::to_string),
-    })
+    })))
 }
 
 /// Write a document revision. `project` names the project in a CAS failure.

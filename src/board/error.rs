@@ -58,16 +58,8 @@ pub enum BoardError {
     DocumentNotFound { task_id: String, key: String },
     #[error("document content is {size} bytes; at most {limit} bytes")]
     DocumentTooLarge { size: usize, limit: usize },
-    #[error("the document {task_id}/{key} is not at the expected state (now revision {current_revision}{}); read it again and retry", current_content_hash.as_deref().map(|h| format!(", {h}")).unwrap_or_default())]
-    Precondition {
-        project_id: String,
-        task_id: String,
-        key: String,
-        expected_revision: Option<u64>,
-        expected_content_hash: Option<String>,
-        current_revision: u64,
-        current_content_hash: Option<String>,
-    },
+    #[error("the document {}/{} is not at the expected state (now revision {}{}); read it again and retry", .0.task_id, .0.key, .0.current_revision, .0.current_content_hash.as_deref().map(|h| format!(", {h}")).unwrap_or_default())]
+    Precondition(Box<PreconditionFailed>),
     #[error("{active} goals are active; at most {limit} may be (archive one first)")]
     ActiveGoalLimit { active: usize, limit: usize },
     #[error("this session has no task of its own: pass task_id")]
@@ -123,7 +115,7 @@ impl BoardError {
             DocumentHash { .. } => "TASK_DOCUMENT_HASH_INVALID",
             DocumentNotFound { .. } => "TASK_DOCUMENT_NOT_FOUND",
             DocumentTooLarge { .. } => "TASK_DOCUMENT_TOO_LARGE",
-            Precondition { .. } => "TASK_DOCUMENT_PRECONDITION_FAILED",
+            Precondition(_) => "TASK_DOCUMENT_PRECONDITION_FAILED",
             ActiveGoalLimit { .. } => "ACTIVE_GOAL_LIMIT_EXCEEDED",
             TaskIdRequired => "TASK_ID_REQUIRED",
             Invalid { .. } => "INVALID_ARGUMENT",
@@ -164,22 +156,14 @@ impl BoardError {
             DocumentHash { hash } => json!({"expectedContentHash": hash}),
             DocumentNotFound { task_id, key } => json!({"taskId": task_id, "key": key}),
             DocumentTooLarge { size, limit } => json!({"size": size, "limit": limit}),
-            Precondition {
-                project_id,
-                task_id,
-                key,
-                expected_revision,
-                expected_content_hash,
-                current_revision,
-                current_content_hash,
-            } => json!({
-                "projectId": project_id,
-                "taskId": task_id,
-                "key": key,
-                "expectedRevision": expected_revision,
-                "expectedContentHash": expected_content_hash,
-                "currentRevision": current_revision,
-                "currentContentHash": current_content_hash,
+            Precondition(p) => json!({
+                "projectId": p.project_id,
+                "taskId": p.task_id,
+                "key": p.key,
+                "expectedRevision": p.expected_revision,
+                "expectedContentHash": p.expected_content_hash,
+                "currentRevision": p.current_revision,
+                "currentContentHash": p.current_content_hash,
             }),
             ActiveGoalLimit { active, limit } => json!({"activeCount": active, "hardLimit": limit}),
             Invalid { field, message } => json!({"field": field, "message": message}),
@@ -188,6 +172,19 @@ impl BoardError {
         d["code"] = json!(self.code());
         d
     }
+}
+
+/// A lost compare-and-swap: what was expected and what the document is now (never its
+/// content). Boxed: it is the largest failure, and every board result carries the error type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreconditionFailed {
+    pub project_id: String,
+    pub task_id: String,
+    pub key: String,
+    pub expected_revision: Option<u64>,
+    pub expected_content_hash: Option<String>,
+    pub current_revision: u64,
+    pub current_content_hash: Option<String>,
 }
 
 pub type BoardResult<T> = Result<T, BoardError>;

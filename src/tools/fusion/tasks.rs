@@ -418,7 +418,7 @@ impl TypedTool for TaskLogsRead {
         entries.reverse();
         let entries: Vec<Value> = entries
             .into_iter()
-            .filter(|e| want.as_deref().is_none_or(|w| e["type"] == w))
+            .filter(|e| want.is_none_or(|w| e["type"] == w))
             .collect();
         let total = entries.len();
         let limit = a.limit.unwrap_or(100).clamp(1, 500) as usize;
