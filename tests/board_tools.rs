@@ -485,3 +485,63 @@ async fn goals_read_through_the_tools() {
     let r = f.run(&sid, "fn_goal_list", json!({"status": "done"})).await;
     assert_eq!(r.status, CallStatus::InvalidArgs);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approving_after_the_task_changed_is_stale_and_changes_nothing() {
+    let f = fx();
+    let triage = f.session("triage", None);
+    f.ok(
+        &triage,
+        "fn_task_create",
+        json!({"description": "Draft chapter 12"}),
+    )
+    .await;
+    let planner = f.session("triage", Some("NB-001"));
+    f.ok(
+        &planner,
+        "fn_task_prompt_write",
+        json!({"content": Fx::prompt("NB-001")}),
+    )
+    .await;
+    let exec = f.session("executor", Some("NB-001"));
+    f.ok(&exec, "fn_task_promote", json!({})).await;
+    let (e, s) = (f.engine.clone(), exec.clone());
+    let h = tokio::spawn(async move {
+        e.call(
+            &s,
+            call("fn_task_update", json!({"step": 1, "status": "done"})),
+            Approval::Queue,
+        )
+        .await
+    });
+    let mut pending = Vec::new();
+    for _ in 0..500 {
+        pending = f.engine.pending();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let p = pending.first().expect("the update waits");
+    assert_eq!(p.preview.targets[0].key, "board/task/NB-001");
+    // Meanwhile another session changes the task.
+    let other = f.session("executor", Some("NB-001"));
+    f.ok(
+        &other,
+        "fn_task_update",
+        json!({"step": 0, "status": "done"}),
+    )
+    .await;
+    f.engine.decide(&p.approval_id, Decision::Approve).unwrap();
+    let r = h.await.unwrap();
+    assert_eq!(r.status, CallStatus::Stale, "{}", r.content);
+    let shown = f.ok(&triage, "fn_task_list", json!({})).await;
+    assert_eq!(
+        shown["columns"][1]["tasks"][0]["progress"], "1/2",
+        "only the other update ran"
+    );
+    let (code, _) = f
+        .code(&triage, "fn_task_show", json!({"id": "NB-404"}))
+        .await;
+    assert_eq!(code, "TASK_NOT_FOUND");
+}
