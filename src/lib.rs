@@ -4,6 +4,7 @@
 //! drives the engine exactly the way the TUI does. The engine never imports ratatui.
 
 pub mod agent;
+pub mod board;
 pub mod cli;
 pub mod config;
 pub mod engine;

@@ -99,7 +99,7 @@ fn the_protocol_imports_nothing_else_from_the_crate() {
 
 #[test]
 fn domain_code_imports_nothing_from_the_engine() {
-    for folder in ["plot", "world", "subject", "workspace", "store"] {
+    for folder in ["plot", "world", "subject", "workspace", "store", "board"] {
         let hits = offending(&sources(folder), names_the_engine_module);
         assert!(
             hits.is_empty(),

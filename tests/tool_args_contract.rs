@@ -219,7 +219,26 @@ fn every_schema_is_inline_and_an_object() {
 }
 
 /// Tools that did not exist when the old schemas were captured (`tests/fixtures/old_schemas/`).
-const ADDED_AFTER_THE_CONTRACT: &[&str] = &["delete_story_node"];
+const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
+    "delete_story_node",
+    // Fusion's board tools (#16).
+    "fn_task_create",
+    "fn_task_list",
+    "fn_task_search",
+    "fn_task_show",
+    "fn_task_update",
+    "fn_task_add_dep",
+    "fn_task_done",
+    "fn_task_log",
+    "fn_task_logs_read",
+    "fn_task_prompt_write",
+    "fn_task_promote",
+    "fn_task_file_scope_add",
+    "fn_task_document_write",
+    "fn_task_document_read",
+    "fn_goal_list",
+    "fn_goal_show",
+];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property
 /// names and the same required list as the old one.

@@ -3,10 +3,11 @@
 //! Files are real Markdown spread over volumes, chapters and lorebook folders the way a long
 //! novel lays them out (`--files`, default 50000); `--chapters`/`--scenes` fill the story
 //! tables with acts, chapters, threads, scenes and proportional promises and decisions
-//! (`story.rs`). Each part lives in its own module; a flag is one field of [`Opts`] and one arm
+//! (`story.rs`); `--tasks` fills the production board (`tasks.rs`). Each part lives in its own module; a flag is one field of [`Opts`] and one arm
 //! in [`parse`].
 
 mod story;
+mod tasks;
 mod world;
 
 use std::path::PathBuf;
@@ -21,10 +22,11 @@ struct Opts {
     scenes: usize,
     subjects: usize,
     slices: usize,
+    tasks: usize,
 }
 
 const USAGE: &str =
-    "usage: gen_fixture PATH [--files N (default 50000)] [--chapters N] [--scenes N] [--subjects N --slices N]";
+    "usage: gen_fixture PATH [--files N (default 50000)] [--chapters N] [--scenes N] [--subjects N --slices N] [--tasks N]";
 
 fn parse(mut args: impl Iterator<Item = String>) -> Option<Opts> {
     let mut o = Opts {
@@ -34,6 +36,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Opts> {
         scenes: 0,
         subjects: 10_000,
         slices: 0,
+        tasks: 0,
     };
     while let Some(flag) = args.next() {
         let n: usize = args.next()?.parse().ok()?;
@@ -43,6 +46,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Option<Opts> {
             "--scenes" => o.scenes = n,
             "--subjects" => o.subjects = n,
             "--slices" => o.slices = n,
+            "--tasks" => o.tasks = n,
             _ => return None,
         }
     }
@@ -83,6 +87,10 @@ fn run(o: &Opts) -> Result<(), Box<dyn std::error::Error>> {
             "world: {} subjects, {} slices, {} patches, instants {}..{} (load {:.1} s; indexes and {} checkpoints {:.1} s)",
             w.subjects, w.slices, w.patches, w.first_instant, w.last_instant, w.load_secs, w.checkpoints, w.index_secs
         );
+    }
+    if o.tasks > 0 {
+        let secs = tasks::generate(&o.path, o.tasks)?;
+        println!("board: {} tasks in {secs:.1} s", o.tasks);
     }
     Ok(())
 }

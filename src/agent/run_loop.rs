@@ -167,7 +167,9 @@ fn system_prompt(engine: &Engine, session_id: &str) -> String {
     s
 }
 
-fn tool_specs(engine: &Engine, session_id: &str) -> Vec<ToolSpec> {
+/// The tools a session's model is offered: the registered tools its profile allows. A role's
+/// tools are withheld here, when the session is built, not refused when called.
+pub fn tool_specs(engine: &Engine, session_id: &str) -> Vec<ToolSpec> {
     let Some(profile) = engine.session_profile(session_id) else {
         return Vec::new();
     };

@@ -6,6 +6,7 @@
 //! Everything a subcommand prints goes through [`out`] (stdout) and [`note`] (stderr), never
 //! `println!`: a closed pipe must end the command quietly, not panic.
 
+mod board;
 mod call;
 mod demo;
 mod mcp;
@@ -140,6 +141,9 @@ pub enum Command {
         #[arg(long, value_enum)]
         print_config: Option<crate::mcp::client_config::Client>,
     },
+    /// The book's production board: list, show ID, create
+    #[command(subcommand)]
+    Board(board::BoardCommand),
     /// List sessions
     Sessions {
         /// The project (default: the one containing the current folder)
@@ -360,6 +364,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             )
             .await
         }
+        Some(Command::Board(cmd)) => board::board(cmd, dirs).await,
         Some(Command::Sessions { project, json }) => {
             sessions::sessions(&project_path(project), json, dirs)
         }

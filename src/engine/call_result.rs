@@ -71,6 +71,13 @@ impl CallResult {
             waited: false,
         }
     }
+
+    /// A tool error as the result: its message, and the details of a coded failure.
+    pub(super) fn tool_error(call: &ToolCall, e: &super::tool::ToolError) -> Self {
+        let mut r = CallResult::fail(call, CallStatus::ToolError, e.to_string());
+        r.details = e.details().cloned();
+        r
+    }
 }
 
 /// The actor confirmed `seen`; if the records or files it was computed against changed since,

@@ -192,7 +192,7 @@ impl Engine {
         };
         let preview = match self.preview(&tool, &ctx, &args).await {
             Ok(p) => p,
-            Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
+            Err(e) => return CallResult::tool_error(call, &e),
         };
         if let Some(r) = stale_since_seen(call, seen, &preview) {
             return r;
@@ -250,6 +250,9 @@ impl Engine {
                         r.details = Some(serde_json::json!({"changed": changed}));
                         return r;
                     }
+                    // A coded failure (a lost compare-and-swap) is the tool's own typed answer:
+                    // the agent gets it with its details, not a generic "stale".
+                    Err(e @ ToolError::Coded { .. }) => return CallResult::tool_error(call, &e),
                     Err(e) => {
                         return CallResult::fail(
                             call,
@@ -730,7 +733,7 @@ impl Engine {
             Err(ToolError::Stale(m)) => {
                 CallResult::fail(call, CallStatus::Stale, format!("stale: {m}"))
             }
-            Err(e) => CallResult::fail(call, CallStatus::ToolError, e.to_string()),
+            Err(e) => CallResult::tool_error(call, &e),
         }
     }
 }

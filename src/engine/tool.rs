@@ -95,11 +95,24 @@ pub enum ToolError {
     /// The target changed between preview and approval.
     #[error("stale: {0}")]
     Stale(String),
+    /// A failure with a stable code and structured facts (`details.code`, e.g. the board's
+    /// `TASK_DOCUMENT_PRECONDITION_FAILED` with the current revision), returned to the agent
+    /// as an error result carrying `details`.
+    #[error("{message}")]
+    Coded { message: String, details: Value },
 }
 
 impl ToolError {
     pub fn failed(msg: impl Into<String>) -> Self {
         ToolError::Failed(msg.into())
+    }
+
+    /// The structured facts of a [`ToolError::Coded`] failure.
+    pub fn details(&self) -> Option<&Value> {
+        match self {
+            ToolError::Coded { details, .. } => Some(details),
+            _ => None,
+        }
     }
 }
 

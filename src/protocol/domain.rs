@@ -18,7 +18,8 @@ pub enum Domain {
     Network,
     /// Other agent sessions (create, invoke, read).
     Agents,
-    /// The board: tasks (Fusion's board later).
+    /// The production board (tasks, task documents, goals; `src/board/`) and the session's own
+    /// task list.
     Board,
     /// Subject memory (events, memory files, retrieval).
     Memory,

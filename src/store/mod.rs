@@ -48,6 +48,7 @@ pub enum StoreError {
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_neurobook.sql"),
     include_str!("migrations/002_world_index.sql"),
+    include_str!("migrations/003_board.sql"),
 ];
 
 /// The schema version this build migrates to.

@@ -8,6 +8,7 @@ pub mod collab;
 pub mod content_edit;
 pub mod control;
 pub mod files;
+pub mod fusion;
 pub mod patch;
 pub mod plot_read;
 pub mod plot_write;
@@ -96,5 +97,21 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(workflows::ListJobs))?;
     registry.register(Arc::new(workflows::GetJob))?;
     registry.register(Arc::new(workflows::CancelJob))?;
+    registry.register(Arc::new(fusion::tasks::TaskCreate))?;
+    registry.register(Arc::new(fusion::tasks::TaskList))?;
+    registry.register(Arc::new(fusion::tasks::TaskSearch))?;
+    registry.register(Arc::new(fusion::tasks::TaskShow))?;
+    registry.register(Arc::new(fusion::tasks::TaskUpdate))?;
+    registry.register(Arc::new(fusion::tasks::TaskAddDep))?;
+    registry.register(Arc::new(fusion::tasks::TaskDone))?;
+    registry.register(Arc::new(fusion::tasks::TaskLog))?;
+    registry.register(Arc::new(fusion::tasks::TaskLogsRead))?;
+    registry.register(Arc::new(fusion::tasks::TaskPromptWrite))?;
+    registry.register(Arc::new(fusion::tasks::TaskPromote))?;
+    registry.register(Arc::new(fusion::tasks::TaskFileScopeAdd))?;
+    registry.register(Arc::new(fusion::docs::TaskDocumentWrite))?;
+    registry.register(Arc::new(fusion::docs::TaskDocumentRead))?;
+    registry.register(Arc::new(fusion::docs::GoalList))?;
+    registry.register(Arc::new(fusion::docs::GoalShow))?;
     Ok(())
 }

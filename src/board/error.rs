@@ -1,0 +1,190 @@
+//! The board's typed errors. Each has a stable `code` (Fusion's where Fusion has one, e.g.
+//! `TASK_DOCUMENT_PRECONDITION_FAILED`, `GOAL_NOT_FOUND`, `ACTIVE_GOAL_LIMIT_EXCEEDED`) and the
+//! structured `details` a tool returns with it, so an agent can act on the failure without
+//! parsing the message. Every error means nothing was changed.
+
+use serde_json::{json, Value};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BoardError {
+    #[error("no task {id}; fn_task_list or fn_task_search find the ids")]
+    TaskNotFound { id: String },
+    #[error("no goal {id}; fn_goal_list lists the goals")]
+    GoalNotFound { id: String },
+    #[error("no workflow {id}; the built-in workflow is builtin:chapter")]
+    WorkflowNotFound { id: String },
+    #[error("task {id} is in column {column}; {action} needs it in {}", allowed.join(" or "))]
+    WrongColumn {
+        id: String,
+        column: String,
+        action: &'static str,
+        allowed: Vec<&'static str>,
+    },
+    #[error("task {id} is archived and read-only")]
+    Archived { id: String },
+    #[error("dependency {dependency} does not exist; fn_task_search finds task ids")]
+    DependencyNotFound { dependency: String },
+    #[error("a task cannot depend on itself ({id})")]
+    SelfDependency { id: String },
+    #[error("that dependency would make a cycle: {}", cycle.join(" → "))]
+    DependencyCycle { cycle: Vec<String> },
+    #[error("task {id} cannot start: its dependencies {} are not done", pending.join(", "))]
+    DependenciesUnmet { id: String, pending: Vec<String> },
+    #[error("task {id} has no plan yet: write its PROMPT.md with fn_task_prompt_write first")]
+    Unplanned { id: String },
+    #[error("PROMPT.md is invalid in section {section}: {message}")]
+    PromptInvalid { section: String, message: String },
+    #[error("outcome blocked needs a reason saying what blocks the task")]
+    BlockedWithoutReason,
+    #[error("adding a dependency stops this task and sends it back to planning; call again with confirm: true to do it")]
+    ConfirmRequired,
+    #[error("step {step} does not exist; this task has steps 0 to {last}", last = count.saturating_sub(1))]
+    StepOutOfRange { step: u64, count: usize },
+    #[error("task {id} has no steps; its PROMPT.md has no ### Step sections")]
+    NoSteps { id: String },
+    #[error("custom field '{field}' rejected ({code}): {detail}")]
+    CustomField {
+        field: String,
+        code: &'static str,
+        detail: String,
+    },
+    #[error("file scope entry '{entry}' refused: {reason}")]
+    FileScope { entry: String, reason: &'static str },
+    #[error("document key '{key}' is invalid: 1 to 64 characters of A-Z a-z 0-9 _ -")]
+    DocumentKey { key: String },
+    #[error("expected_content_hash '{hash}' is invalid: it must be sha256:<64 lowercase hex>")]
+    DocumentHash { hash: String },
+    #[error("task {task_id} has no document '{key}'; call fn_task_document_read without a key to list them")]
+    DocumentNotFound { task_id: String, key: String },
+    #[error("document content is {size} bytes; at most {limit} bytes")]
+    DocumentTooLarge { size: usize, limit: usize },
+    #[error("the document {}/{} is not at the expected state (now revision {}{}); read it again and retry", .0.task_id, .0.key, .0.current_revision, .0.current_content_hash.as_deref().map(|h| format!(", {h}")).unwrap_or_default())]
+    Precondition(Box<PreconditionFailed>),
+    #[error("{active} goals are active; at most {limit} may be (archive one first)")]
+    ActiveGoalLimit { active: usize, limit: usize },
+    #[error("this session has no task of its own: pass task_id")]
+    TaskIdRequired,
+    #[error("{field}: {message}")]
+    Invalid {
+        field: &'static str,
+        message: String,
+    },
+    #[error("board database: {0}")]
+    Db(#[from] rusqlite::Error),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("board record {what} is corrupt: {message}")]
+    Corrupt { what: String, message: String },
+}
+
+impl BoardError {
+    pub fn invalid(field: &'static str, message: impl Into<String>) -> BoardError {
+        BoardError::Invalid {
+            field,
+            message: message.into(),
+        }
+    }
+
+    /// The stable code an agent (or a script) can match on.
+    pub fn code(&self) -> &'static str {
+        use BoardError::*;
+        match self {
+            TaskNotFound { .. } => "TASK_NOT_FOUND",
+            GoalNotFound { .. } => "GOAL_NOT_FOUND",
+            WorkflowNotFound { .. } => "WORKFLOW_NOT_FOUND",
+            WrongColumn { .. } => "TASK_WRONG_COLUMN",
+            Archived { .. } => "TASK_ARCHIVED",
+            DependencyNotFound { .. } => "DEPENDENCY_NOT_FOUND",
+            SelfDependency { .. } | DependencyCycle { .. } => "DEPENDENCY_CYCLE",
+            DependenciesUnmet { .. } => "DEPENDENCIES_UNMET",
+            Unplanned { .. } => "TASK_UNPLANNED",
+            PromptInvalid { .. } => "PROMPT_INVALID",
+            BlockedWithoutReason => "BLOCKED_REASON_REQUIRED",
+            ConfirmRequired => "CONFIRM_REQUIRED",
+            StepOutOfRange { .. } | NoSteps { .. } => "STEP_NOT_FOUND",
+            CustomField { .. } => "CUSTOM_FIELD_REJECTED",
+            FileScope { .. } => "FILE_SCOPE_INVALID",
+            DocumentKey { .. } => "TASK_DOCUMENT_KEY_INVALID",
+            DocumentHash { .. } => "TASK_DOCUMENT_HASH_INVALID",
+            DocumentNotFound { .. } => "TASK_DOCUMENT_NOT_FOUND",
+            DocumentTooLarge { .. } => "TASK_DOCUMENT_TOO_LARGE",
+            Precondition(_) => "TASK_DOCUMENT_PRECONDITION_FAILED",
+            ActiveGoalLimit { .. } => "ACTIVE_GOAL_LIMIT_EXCEEDED",
+            TaskIdRequired => "TASK_ID_REQUIRED",
+            Invalid { .. } => "INVALID_ARGUMENT",
+            Db(_) | Store(_) | Io { .. } | Corrupt { .. } => "BOARD_STORAGE",
+        }
+    }
+
+    /// `{code, …}`: the code plus the facts of the failure (never a document's content).
+    pub fn details(&self) -> Value {
+        use BoardError::*;
+        let mut d = match self {
+            TaskNotFound { id } | Archived { id } | Unplanned { id } | NoSteps { id } => {
+                json!({"taskId": id})
+            }
+            GoalNotFound { id } => json!({"goalId": id}),
+            WorkflowNotFound { id } => json!({"workflowId": id}),
+            WrongColumn {
+                id,
+                column,
+                action,
+                allowed,
+            } => {
+                json!({"taskId": id, "column": column, "action": action, "allowedColumns": allowed})
+            }
+            DependencyNotFound { dependency } => json!({"dependency": dependency}),
+            SelfDependency { id } => json!({"cycle": [id, id]}),
+            DependencyCycle { cycle } => json!({"cycle": cycle}),
+            DependenciesUnmet { id, pending } => json!({"taskId": id, "pending": pending}),
+            PromptInvalid { section, message } => json!({"section": section, "message": message}),
+            StepOutOfRange { step, count } => json!({"step": step, "stepCount": count}),
+            CustomField {
+                field,
+                code,
+                detail,
+            } => json!({"fieldId": field, "rejection": code, "detail": detail}),
+            FileScope { entry, reason } => json!({"entry": entry, "reason": reason}),
+            DocumentKey { key } => json!({"key": key}),
+            DocumentHash { hash } => json!({"expectedContentHash": hash}),
+            DocumentNotFound { task_id, key } => json!({"taskId": task_id, "key": key}),
+            DocumentTooLarge { size, limit } => json!({"size": size, "limit": limit}),
+            Precondition(p) => json!({
+                "projectId": p.project_id,
+                "taskId": p.task_id,
+                "key": p.key,
+                "expectedRevision": p.expected_revision,
+                "expectedContentHash": p.expected_content_hash,
+                "currentRevision": p.current_revision,
+                "currentContentHash": p.current_content_hash,
+            }),
+            ActiveGoalLimit { active, limit } => json!({"activeCount": active, "hardLimit": limit}),
+            Invalid { field, message } => json!({"field": field, "message": message}),
+            _ => json!({}),
+        };
+        d["code"] = json!(self.code());
+        d
+    }
+}
+
+/// A lost compare-and-swap: what was expected and what the document is now (never its
+/// content). Boxed: it is the largest failure, and every board result carries the error type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreconditionFailed {
+    pub project_id: String,
+    pub task_id: String,
+    pub key: String,
+    pub expected_revision: Option<u64>,
+    pub expected_content_hash: Option<String>,
+    pub current_revision: u64,
+    pub current_content_hash: Option<String>,
+}
+
+pub type BoardResult<T> = Result<T, BoardError>;

@@ -1,0 +1,286 @@
+//! The board's records as tools and panes see them (camelCase JSON, Fusion's field names), and
+//! the built-in workflow `builtin:chapter`: its columns and its declared custom fields.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A column of a workflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Column {
+    pub id: &'static str,
+    pub name: &'static str,
+}
+
+/// The type of a declared custom field (Fusion's field kinds that a book needs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FieldType {
+    String,
+    Number,
+    Boolean,
+    Enum,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FieldDef {
+    pub id: &'static str,
+    pub name: &'static str,
+    #[serde(rename = "type")]
+    pub kind: FieldType,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub options: &'static [&'static str],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Workflow {
+    pub id: &'static str,
+    pub name: &'static str,
+    pub builtin: bool,
+    pub columns: &'static [Column],
+    pub fields: &'static [FieldDef],
+}
+
+pub const PLANNING: &str = "planning";
+pub const DRAFTING: &str = "drafting";
+pub const REVIEW: &str = "review";
+pub const DONE: &str = "done";
+pub const ARCHIVED: &str = "archived";
+
+pub const DEFAULT_WORKFLOW: &str = "builtin:chapter";
+
+/// The default workflow: Planning → Drafting → Review → Done → Archived. Its fields are our
+/// choice for a chapter's work (Fusion's built-ins declare coding fields): the point of view,
+/// a word target and the draft stage.
+pub const BUILTIN_CHAPTER: Workflow = Workflow {
+    id: DEFAULT_WORKFLOW,
+    name: "Chapter",
+    builtin: true,
+    columns: &[
+        Column {
+            id: PLANNING,
+            name: "Planning",
+        },
+        Column {
+            id: DRAFTING,
+            name: "Drafting",
+        },
+        Column {
+            id: REVIEW,
+            name: "Review",
+        },
+        Column {
+            id: DONE,
+            name: "Done",
+        },
+        Column {
+            id: ARCHIVED,
+            name: "Archived",
+        },
+    ],
+    fields: &[
+        FieldDef {
+            id: "pov",
+            name: "Point of view",
+            kind: FieldType::String,
+            options: &[],
+        },
+        FieldDef {
+            id: "wordTarget",
+            name: "Word target",
+            kind: FieldType::Number,
+            options: &[],
+        },
+        FieldDef {
+            id: "draftStage",
+            name: "Draft stage",
+            kind: FieldType::Enum,
+            options: &["outline", "first-draft", "revision", "polish"],
+        },
+    ],
+};
+
+/// The workflows nbook knows (part 2 makes them editable).
+pub fn workflow(id: &str) -> Option<&'static Workflow> {
+    (id == BUILTIN_CHAPTER.id).then_some(&BUILTIN_CHAPTER)
+}
+
+impl Workflow {
+    pub fn column(&self, id: &str) -> Option<&'static Column> {
+        self.columns.iter().find(|c| c.id == id)
+    }
+    /// The first column: where a new task lands.
+    pub fn entry(&self) -> &'static str {
+        self.columns.first().map(|c| c.id).unwrap_or(PLANNING)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Priority {
+    Low,
+    Normal,
+    High,
+    Urgent,
+}
+
+impl Priority {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+            Priority::Urgent => "urgent",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Priority> {
+        match s {
+            "low" => Some(Priority::Low),
+            "normal" => Some(Priority::Normal),
+            "high" => Some(Priority::High),
+            "urgent" => Some(Priority::Urgent),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepStatus {
+    Pending,
+    InProgress,
+    Done,
+    Skipped,
+}
+
+impl StepStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::InProgress => "in-progress",
+            StepStatus::Done => "done",
+            StepStatus::Skipped => "skipped",
+        }
+    }
+    pub fn finished(self) -> bool {
+        matches!(self, StepStatus::Done | StepStatus::Skipped)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub name: String,
+    pub status: StepStatus,
+}
+
+/// One task, as stored.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub column: String,
+    /// Free sub-status: "" (none), `failed`, `needs-replan`, `awaiting-review`.
+    pub status: String,
+    pub priority: String,
+    pub workflow_id: String,
+    pub dependencies: Vec<String>,
+    pub steps: Vec<Step>,
+    pub custom_fields: BTreeMap<String, Value>,
+    pub blocked_by: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocked_reason: Option<String>,
+    pub file_scope: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    pub revision: i64,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl Task {
+    /// Finished steps and all steps, as a card shows them (`3/7`).
+    pub fn progress(&self) -> (usize, usize) {
+        let done = self.steps.iter().filter(|s| s.status.finished()).count();
+        (done, self.steps.len())
+    }
+
+    /// The short form lists and searches return.
+    pub fn summary_line(&self) -> TaskSummary {
+        let (done, total) = self.progress();
+        TaskSummary {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            column: self.column.clone(),
+            status: self.status.clone(),
+            priority: self.priority.clone(),
+            progress: format!("{done}/{total}"),
+            dependencies: self.dependencies.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskSummary {
+    pub id: String,
+    pub title: String,
+    pub column: String,
+    pub status: String,
+    pub priority: String,
+    pub progress: String,
+    pub dependencies: Vec<String>,
+}
+
+/// One `fn_task_log` entry (Fusion's `TaskLogEntry`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskLogEntry {
+    pub timestamp: String,
+    pub action: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actor: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Goal {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    pub status: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A task document's current revision.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Document {
+    pub task_id: String,
+    pub key: String,
+    pub content: String,
+    pub revision: u64,
+    pub content_hash: String,
+    pub author: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+/// A document as a listing shows it: no content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DocumentInfo {
+    pub key: String,
+    pub revision: u64,
+    pub content_hash: String,
+    pub author: String,
+    pub size: usize,
+    pub updated_at: String,
+}
