@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::attach::{AttachError, Attached};
-use super::gateway::{CallRequest, Gate, Gateway, Progress};
+use super::gateway::{every_second, CallRequest, Gate, Gateway, Progress};
 use super::outcome::Outcome;
 use super::peer::socket_path;
 use super::wire::Request;
@@ -241,8 +241,7 @@ impl Backend {
         let mut remote_open = true;
         let fut = link.outcome(id, request);
         tokio::pin!(fut);
-        let mut ticker = tokio::time::interval(Duration::from_secs(1));
-        ticker.tick().await;
+        let mut ticker = every_second();
         let mut cancelled = false;
         let outcome = loop {
             tokio::select! {
