@@ -279,7 +279,10 @@ fn python_sdk_client_reads_writes_and_waits_for_the_author_in_the_tui() {
         statuses.contains("waiting for the author's approval in nbook (ap-"),
         "the task said it waited, with the approval id: {statuses}"
     );
-    assert!(statuses.contains("\"completed\""), "{statuses}");
+    assert!(
+        statuses.contains("[\"completed\",\"write: applied\"]"),
+        "the last status says how it ended: {statuses}"
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("notes/c.md")).unwrap(),
         "from a task\n"

@@ -326,6 +326,12 @@ async fn run_as_task(
             (&mut work).await
         }
     };
+    // The last status message says how it ended, not that it waited.
+    let ended = super::outcome_json(&outcome);
+    ctx.set_status_message(format!(
+        "{tool}: {}",
+        ended["outcome"].as_str().unwrap_or("done")
+    ));
     match outcome {
         Outcome::Cancelled { .. } => Err(TaskExit::Cancelled),
         o => Ok(to_result(o)),
