@@ -118,12 +118,24 @@ pub fn spawn_error(program: &str, from: &str, e: std::io::Error) -> ExternalErro
     }
 }
 
-/// Is the terminal lent to another program right now? (A Ctrl+C typed there sends SIGINT to
-/// nbook too; the run loop ignores it then.)
+/// Is the terminal lent to another program right now, or was it a moment ago? A Ctrl+C typed
+/// there sends SIGINT to nbook too, and the run loop ignores it. The signal is delivered at
+/// once but read by the loop's signal task later — possibly after the terminal came back — so
+/// a SIGINT read within [`GRACE`] of the hand-back counts as typed into the other program.
 static HANDED_OVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static RETURNED_AT: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+
+/// How long after the terminal came back a SIGINT still counts as the lent program's.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub fn handed_over() -> bool {
-    HANDED_OVER.load(std::sync::atomic::Ordering::SeqCst)
+    if HANDED_OVER.load(std::sync::atomic::Ordering::SeqCst) {
+        return true;
+    }
+    RETURNED_AT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .is_some_and(|t| t.elapsed() < GRACE)
 }
 
 /// Marks the terminal lent for as long as it lives.
@@ -138,6 +150,7 @@ impl Lent {
 
 impl Drop for Lent {
     fn drop(&mut self) {
+        *RETURNED_AT.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::time::Instant::now());
         HANDED_OVER.store(false, std::sync::atomic::Ordering::SeqCst);
     }
 }
@@ -283,6 +296,19 @@ pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A SIGINT delivered while the editor ran but read by the loop just after the terminal
+    /// came back must still count as the editor's (it used to end nbook now and then).
+    #[test]
+    fn a_sigint_read_just_after_the_hand_back_is_the_lent_programs() {
+        {
+            let _lent = Lent::new();
+            assert!(handed_over());
+        }
+        assert!(handed_over(), "within the grace after the hand-back");
+        *RETURNED_AT.lock().unwrap() = Some(std::time::Instant::now() - GRACE * 2);
+        assert!(!handed_over(), "long after, a SIGINT is nbook's own");
+    }
 
     fn os(s: &str) -> Option<OsString> {
         Some(OsString::from(s))
