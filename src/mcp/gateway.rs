@@ -83,6 +83,49 @@ impl Progress {
     }
 }
 
+/// The agent sessions a call started (children of the client's session) and how many tool
+/// calls they made: the progress of an `invoke_agent` that waits for its agent.
+#[derive(Debug, Default)]
+struct Children {
+    ids: std::collections::HashSet<SessionId>,
+    calls: u64,
+    last: Option<(SessionId, String)>,
+}
+
+impl Children {
+    /// Take in one engine event; a new tool call of a child is reported at once.
+    fn observe(&mut self, parent: &str, ev: EngineEvent, elapsed: Duration) -> Option<Progress> {
+        match ev {
+            EngineEvent::Session { session } if session.parent.as_deref() == Some(parent) => {
+                self.ids.insert(session.id);
+                None
+            }
+            EngineEvent::Log { session_id, line } if self.ids.contains(&session_id) => {
+                let LogRecord::ToolCall { tool, .. } = line.record else {
+                    return None;
+                };
+                self.calls += 1;
+                self.last = Some((session_id, tool));
+                self.progress(elapsed)
+            }
+            _ => None,
+        }
+    }
+
+    fn progress(&self, elapsed: Duration) -> Option<Progress> {
+        let (session, tool) = self.last.as_ref()?;
+        Some(Progress {
+            elapsed,
+            message: format!(
+                "agent session {session} is working: {}, the last {tool}",
+                crate::text::count(self.calls as usize, "tool call", "tool calls")
+            ),
+            done: Some(self.calls),
+            total: None,
+        })
+    }
+}
+
 /// One call as a client sends it.
 pub struct CallRequest {
     pub session_id: SessionId,
@@ -183,6 +226,10 @@ impl Gateway {
         let mut jobs = self.engine.jobs().subscribe();
         let mut jobs_open = true;
         let mut job: Option<JobSnapshot> = None;
+        // …and the agent sessions it starts (`invoke_agent` waiting for its child).
+        let mut family = self.engine.subscribe();
+        let mut family_open = true;
+        let mut children = Children::default();
         let task = tokio::spawn(run_tracked(
             self.engine.clone(),
             session.clone(),
@@ -245,9 +292,21 @@ impl Gateway {
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
                     Err(broadcast::error::RecvError::Closed) => jobs_open = false,
                 },
+                ev = family.recv(), if family_open => match ev {
+                    Ok(ev) => {
+                        if let Some(p) = children.observe(&session, ev, started.elapsed()) {
+                            progress(p);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => family_open = false,
+                },
                 _ = ticker.tick() => {
                     let waiting = rx.borrow().pending.is_some();
-                    let of_job = job.as_ref().and_then(|j| Progress::of_job(started.elapsed(), j));
+                    let of_job = job
+                        .as_ref()
+                        .and_then(|j| Progress::of_job(started.elapsed(), j))
+                        .or_else(|| children.progress(started.elapsed()));
                     progress(match of_job {
                         Some(p) if !waiting => p,
                         _ if waiting => Progress::elapsed(
@@ -548,5 +607,60 @@ fn observe(tx: &watch::Sender<Track>, call_id: &str, session: &str, ev: EngineEv
             }
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{LogLine, SessionInfo};
+
+    fn session(id: &str, parent: Option<&str>) -> EngineEvent {
+        let info: SessionInfo = serde_json::from_value(serde_json::json!({
+            "id": id, "profile": "writer", "title": "t", "mode": "normal", "state": "running",
+            "created_at": "2026-12-02T00:00:00Z", "parent": parent,
+            "input_tokens": 0, "output_tokens": 0, "cost": 0.0
+        }))
+        .unwrap_or_else(|e| panic!("session info: {e}"));
+        EngineEvent::Session { session: info }
+    }
+
+    fn tool_call(session: &str, tool: &str) -> EngineEvent {
+        EngineEvent::Log {
+            session_id: session.into(),
+            line: LogLine {
+                ts: "2026-12-02T00:00:00Z".into(),
+                record: LogRecord::ToolCall {
+                    call_id: "c".into(),
+                    tool: tool.into(),
+                    args: serde_json::json!({}),
+                    by: "agent".into(),
+                },
+            },
+        }
+    }
+
+    /// `invoke_agent` waiting for its agent: the client hears each tool call of the child
+    /// session (and of no other session).
+    #[test]
+    fn a_childs_tool_calls_are_the_progress_of_the_call_that_started_it() {
+        let mut c = Children::default();
+        let t = Duration::from_secs(3);
+        assert_eq!(c.observe("1", session("7", Some("1")), t), None);
+        assert_eq!(c.observe("1", session("8", Some("2")), t), None, "not ours");
+        assert_eq!(c.observe("1", tool_call("8", "write"), t), None);
+        let p = c.observe("1", tool_call("7", "read"), t).unwrap();
+        assert_eq!(p.done, Some(1));
+        assert_eq!(
+            p.message,
+            "agent session 7 is working: 1 tool call, the last read"
+        );
+        let p = c.observe("1", tool_call("7", "edit"), t).unwrap();
+        assert_eq!((p.done, p.total), (Some(2), None));
+        assert!(
+            p.message.ends_with("2 tool calls, the last edit"),
+            "{}",
+            p.message
+        );
     }
 }
