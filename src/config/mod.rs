@@ -7,6 +7,7 @@
 mod gate;
 pub mod live;
 mod report;
+pub mod setup;
 mod source;
 pub mod trust;
 

@@ -117,6 +117,7 @@ pub fn build_app(
         notices,
     });
     app.notify = engine.config().notify.clone();
+    app.config_file = dirs.config_file();
     app
 }
 
