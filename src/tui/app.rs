@@ -402,7 +402,7 @@ impl AppState {
             Action::KeymapReloaded { keymap, errors } => {
                 self.keymap = *keymap;
                 let file = errors.first().map(|e| e.file.clone());
-                match crate::tui::keymap_notes(&errors).into_iter().next() {
+                match errors.first().map(|e| e.to_string()) {
                     Some(first) => {
                         let more = match errors.len() {
                             1 => String::new(),

@@ -481,7 +481,7 @@ impl AppState {
                 }
             }
             Err(e) => self.message(
-                format!("config not reloaded (the previous settings stay in force): {e}"),
+                format!("config not reloaded: {e} (the previous settings stay in force)"),
                 MsgKind::Error,
             ),
         }

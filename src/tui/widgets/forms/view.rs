@@ -326,7 +326,7 @@ pub fn draw_new_session(app: &AppState, f: &NewSessionForm, area: Rect, buf: &mu
             buf,
             &Line::from(Span::styled(
                 format!(
-                    "  no model in {} yet: close this form and press {setup} to set one up",
+                    "  no model in {} yet: Esc, then {setup}, sets one up",
                     app.config_file.display()
                 ),
                 t.dim,
