@@ -6,7 +6,6 @@
 //! host naming the config file.
 
 mod provider_support;
-#[allow(dead_code)]
 mod tui_support;
 
 use std::sync::Arc;
@@ -91,9 +90,8 @@ async fn settle(app: &mut AppState, rx: &mut UnboundedReceiver<Msg>) -> Vec<Stri
         if let Msg::Action(a) = msg {
             let done = matches!(*a, Action::SetupDone { .. });
             seen.push(format!("{a:?}").chars().take(40).collect());
-            for fx in app.update(*a) {
-                panic!("unexpected effect {fx:?}");
-            }
+            let fx = app.update(*a);
+            assert!(fx.is_empty(), "unexpected effects {fx:?}");
             if done {
                 return seen;
             }

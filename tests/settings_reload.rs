@@ -6,7 +6,6 @@
 
 #[allow(dead_code)]
 mod tmux_support;
-#[allow(dead_code)]
 mod tui_support;
 
 use std::path::PathBuf;

@@ -51,6 +51,8 @@ pub enum SetupResult {
     Written(Result<String, String>),
 }
 
+// One form is open at a time: boxing the text fields would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Step {
     /// Asking the usual ports.
     Detecting,
