@@ -411,6 +411,33 @@ mod tests {
     }
 
     #[test]
+    fn an_existing_default_is_replaced_and_taken_keys_are_not_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        let original = "[providers.ollama]\nkind = \"openai\"\n[models.m]\nprovider = \"ollama\"\nname = \"old\"\n[defaults]\nmodel = \"gone\"\n";
+        std::fs::write(&file, original).unwrap();
+        let p = plan(&file, &server("Ollama"), "m").unwrap();
+        assert_eq!(
+            (p.provider_key.as_str(), p.model_key.as_str()),
+            ("ollama-2", "m-2")
+        );
+        assert!(
+            p.changes.contains(&"- model = \"gone\"".to_string()),
+            "{:?}",
+            p.changes
+        );
+        assert!(
+            p.changes.contains(&"+ model = \"m-2\"".to_string()),
+            "{:?}",
+            p.changes
+        );
+        let c = Config::parse(&p.after, "t").unwrap();
+        assert_eq!(c.models["m"].name, "old");
+        assert_eq!(c.models["m-2"].provider, "ollama-2");
+        assert_eq!(c.defaults.model.as_deref(), Some("m-2"));
+    }
+
+    #[test]
     fn a_changed_or_broken_file_is_not_written() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("config.toml");
