@@ -63,13 +63,17 @@ fn reload_messages_in_the_status_bar() {
             "/home/author/.config/nbook/config.toml line 3: unknown key `thme` is ignored; check its spelling against the documented config keys".into(),
             "/home/author/.config/nbook/config.toml line 7: [approval.tools] `bsh` is not a tool, so this rule does nothing; did you mean `bash`?".into(),
         ],
+        theme: Some(Box::new(nbook::tui::theme::Theme::builtin("light").unwrap())),
     }));
+    assert_eq!(app.theme.name, "light");
     assert_eq!(app.models, vec!["local".to_string()]);
     insta::assert_snapshot!("config_reloaded_with_warnings", render(&mut app, 100, 12));
     app.update(Action::ConfigReloaded(ConfigReload {
         result: Err("/home/author/.config/nbook/config.toml: TOML parse error at line 2".into()),
         notes: vec![],
+        theme: None,
     }));
+    assert_eq!(app.theme.name, "light", "kept");
     assert_eq!(app.models, vec!["local".to_string()], "kept");
     insta::assert_snapshot!("config_reload_failed", render(&mut app, 100, 12));
     let text = "[global]\nprepend_keymap = [\n  { on = \"Q\", run = \"quit\" },\n  { on = \"W\", run = \"explode\" },\n]\n";

@@ -332,8 +332,10 @@ pub struct ConfigReload {
     /// `Ok`: the model keys and notification settings now in force; `Err`: why the files do
     /// not load.
     pub result: Result<(Vec<String>, crate::config::NotifyConfig), String>,
-    /// Warnings (unknown keys, held project lines), one line each.
+    /// Warnings (unknown keys, held project lines, a theme that does not load), one each.
     pub notes: Vec<String>,
+    /// The theme `theme =` names now (`None`: leave the current one).
+    pub theme: Option<Box<crate::tui::theme::Theme>>,
 }
 
 /// Where a text handed to the editor (Ctrl+E) goes back to.

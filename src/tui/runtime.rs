@@ -371,7 +371,8 @@ impl Executor {
                 }
                 // Reload now rather than at the next poll, so a session can start at once.
                 if let Some(r) = x.engine.reload_config_if_changed() {
-                    x.send(config_reload_action(r));
+                    let dir = x.dirs.as_ref().map(|d| d.config.as_path());
+                    x.send(config_reload_action(r, dir));
                 }
                 done(SetupResult::Written(Ok(plan.model_key.clone())))
             }),
@@ -379,20 +380,35 @@ impl Executor {
     }
 }
 
-/// The TUI's view of a reloaded config.
-fn config_reload_action(r: crate::config::Reload) -> Action {
+/// The TUI's view of a reloaded config; `config_dir` is where user themes live (no theme is
+/// loaded without it).
+fn config_reload_action(r: crate::config::Reload, config_dir: Option<&std::path::Path>) -> Action {
     use crate::tui::action::ConfigReload;
     Action::ConfigReloaded(match r {
-        crate::config::Reload::Applied(report) => ConfigReload {
-            result: Ok((
-                report.config.models.keys().cloned().collect(),
-                report.config.notify.clone(),
-            )),
-            notes: report.notes(),
-        },
+        crate::config::Reload::Applied(report) => {
+            let mut notes = report.notes();
+            let theme = config_dir.map(|dir| {
+                let (theme, note) = crate::tui::theme::Theme::load(
+                    report.config.theme.as_deref(),
+                    Some(dir),
+                    crate::tui::theme::Theme::no_colour_env(),
+                );
+                notes.extend(note);
+                Box::new(theme)
+            });
+            ConfigReload {
+                result: Ok((
+                    report.config.models.keys().cloned().collect(),
+                    report.config.notify.clone(),
+                )),
+                notes,
+                theme,
+            }
+        }
         crate::config::Reload::Failed(e) => ConfigReload {
             result: Err(e.to_string()),
             notes: Vec::new(),
+            theme: None,
         },
     })
 }
@@ -429,7 +445,10 @@ fn watch_settings(
             keymap_seen = now;
             if let Some(r) = config {
                 if tx
-                    .send(Msg::Action(Box::new(config_reload_action(r))))
+                    .send(Msg::Action(Box::new(config_reload_action(
+                        r,
+                        keymap_file.as_ref().and_then(|f| f.parent()),
+                    ))))
                     .is_err()
                 {
                     break;

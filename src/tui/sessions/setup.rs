@@ -461,13 +461,16 @@ pub fn draw(app: &AppState, form: &SetupForm, area: Rect, buf: &mut Buffer) {
 }
 
 impl AppState {
-    /// Take in a reloaded config: the model list of new sessions and the notification
-    /// settings follow it; warnings go to the status bar.
+    /// Take in a reloaded config: the model list of new sessions, the notification settings
+    /// and the theme follow it; warnings go to the status bar.
     pub(crate) fn config_reloaded(&mut self, r: crate::tui::action::ConfigReload) -> Vec<Effect> {
         match r.result {
             Ok((models, notify)) => {
                 self.models = models;
                 self.notify = notify;
+                if let Some(theme) = r.theme {
+                    self.theme = *theme;
+                }
                 match r.notes.first() {
                     Some(first) => {
                         let more = match r.notes.len() {
