@@ -605,7 +605,7 @@ async fn a_missing_model_or_host_is_a_clear_error() {
     // A host without a model for the profile: the run fails with the config hint, logged.
     let host = Host::attach(
         f.engine.clone(),
-        nbook::agent::host::config_providers(f.engine.config().clone()),
+        nbook::agent::host::config_providers(f.engine.live_config().clone()),
         Approval::Queue,
     );
     let out = host.invoke(prompt(&w.id, "hi")).await.expect("outcome");

@@ -82,20 +82,65 @@ fn user_file_prepends_and_replaces() {
 }
 
 #[test]
-fn load_falls_back_to_defaults_with_the_error() {
+fn load_keeps_the_good_lines_of_a_bad_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("keymap.toml");
     let (map, err) = Keymap::load(&path);
-    assert!(err.is_none());
+    assert!(err.is_empty());
     assert_eq!(map, Keymap::defaults());
+    // One unknown action among good bindings: only that binding is left out.
     std::fs::write(
         &path,
-        "[global]\nkeymap = [{ on = \"q\", run = \"explode\" }]\n",
+        "[global]\nprepend_keymap = [\n  { on = \"Q\", run = \"quit\" },\n  { on = \"q\", run = \"explode\" },\n  { on = \"W\", run = \"help\" },\n]\n",
     )
     .unwrap();
     let (map, err) = Keymap::load(&path);
-    let err = err.expect("error reported");
-    assert_eq!(err.line, 2);
+    assert_eq!(err.len(), 1, "{err:?}");
+    assert_eq!(err[0].line, 4, "{}", err[0]);
+    assert!(err[0].message.contains("explode"), "{}", err[0]);
+    assert_eq!(map.lookup(Context::Global, k("Q")), Some(Command::Quit));
+    assert_eq!(map.lookup(Context::Global, k("W")), Some(Command::Help));
+    assert_eq!(map.lookup(Context::Global, k("q")), Some(Command::Quit));
+    // A bad key, an unknown field, an unknown section and a wrong type each cost only
+    // themselves; the good sections apply.
+    std::fs::write(
+        &path,
+        concat!(
+            "[files]\n",
+            "prepend_keymap = [{ on = \"<Nope>\", run = \"down\" }, { on = \"J\", run = \"down\" }]\n",
+            "[story]\n",
+            "prepend_keymap = [{ on = \"X\", run = \"refresh\", colour = \"red\" }]\n",
+            "keymapp = []\n",
+            "[filez]\n",
+            "keymap = []\n",
+            "[world]\n",
+            "prepend_keymap = \"oops\"\n",
+            "[approvals]\n",
+            "prepend_keymap = [{ on = \"Y\", run = \"approve\" }]\n",
+        ),
+    )
+    .unwrap();
+    let (map, err) = Keymap::load(&path);
+    let lines: Vec<usize> = err.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![2, 4, 5, 6, 9], "{err:?}");
+    assert!(err[0].message.contains("<Nope>"), "{}", err[0]);
+    assert!(err[1].message.contains("colour"), "{}", err[1]);
+    assert!(err[2].message.contains("keymapp"), "{}", err[2]);
+    assert!(err[3].message.contains("filez"), "{}", err[3]);
+    assert_eq!(map.lookup(Context::Files, k("J")), Some(Command::Down));
+    assert_eq!(map.lookup(Context::Story, k("X")), None);
+    assert_eq!(
+        map.bindings(Context::World),
+        Keymap::defaults().bindings(Context::World)
+    );
+    assert_eq!(
+        map.lookup(Context::Approvals, k("Y")),
+        Some(Command::Approve)
+    );
+    // Not TOML at all: nothing of it applies, the error names the line.
+    std::fs::write(&path, "[global]\nprepend_keymap = [{ on = \"Q\"\n").unwrap();
+    let (map, err) = Keymap::load(&path);
+    assert_eq!(err.len(), 1, "{err:?}");
     assert_eq!(map, Keymap::defaults());
     std::fs::write(
         &path,
@@ -103,7 +148,7 @@ fn load_falls_back_to_defaults_with_the_error() {
     )
     .unwrap();
     let (map, err) = Keymap::load(&path);
-    assert!(err.is_none());
+    assert!(err.is_empty());
     assert_eq!(map.lookup(Context::Global, k("Q")), Some(Command::Quit));
 }
 
@@ -116,7 +161,7 @@ fn a_bad_user_keymap_shows_in_the_status_bar() {
     )
     .unwrap();
     let (_, err) = Keymap::load(&dir.path().join("keymap.toml"));
-    let notice = format!("keymap: {} — using the default keys", err.unwrap());
+    let notice = nbook::tui::keymap_notes(&err).remove(0);
     let app = nbook::tui::app::AppState::new(nbook::tui::app::AppInit {
         title: "T".into(),
         keymap: Keymap::defaults(),

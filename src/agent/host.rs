@@ -24,7 +24,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::provider::Provider;
 use super::run_loop::{history, run_invocation, Inbox, RunOptions, RunOutcome, Start};
-use crate::config::Config;
+use crate::config::{no_model_message, LiveConfig};
 use crate::engine::agents::{
     schema_errors, AgentHost, InvokeMode, InvokeOutcome, InvokeRequest, InvokeStats,
 };
@@ -36,19 +36,16 @@ use crate::engine::{Approval, Engine, EngineEvent, SessionId, SessionState};
 pub type ProviderSource =
     Arc<dyn Fn(&Profile, Option<&str>) -> Result<Arc<dyn Provider>, String> + Send + Sync>;
 
-/// Providers from `config.toml`: the model named in the call, else the profile's default.
-pub fn config_providers(config: Arc<Config>) -> ProviderSource {
+/// Providers from `config.toml` as it is at each run (a reloaded config applies to the next
+/// run): the model named in the call, else the profile's default.
+pub fn config_providers(live: LiveConfig) -> ProviderSource {
     Arc::new(move |profile, model| {
+        let config = live.get();
         let key = match model {
             Some(m) => m.to_string(),
             None => super::default_model_key(&config, &profile.key)
                 .map(str::to_string)
-                .ok_or_else(|| {
-                    format!(
-                        "no model for profile {}: set [defaults] model or [defaults.profiles] \"{}\" in config.toml",
-                        profile.key, profile.key
-                    )
-                })?,
+                .ok_or_else(|| no_model_message(live.file(), &profile.key))?,
         };
         super::build_provider_for(&config, &key, &profile.key).map_err(|e| e.to_string())
     })

@@ -10,7 +10,7 @@ use include_dir::{include_dir, Dir};
 use super::{open_engine, Failure};
 use crate::agent::host::{config_providers, Host, ProviderSource};
 use crate::agent::{Provider, ReplayProvider};
-use crate::config::{Config, Dirs};
+use crate::config::Dirs;
 use crate::engine::agents::{InvokeMode, InvokeRequest};
 use crate::engine::{Approval, Mode};
 
@@ -63,7 +63,7 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
     );
     let host = Host::attach(
         engine.clone(),
-        demo_providers(replay, engine.config().clone()),
+        demo_providers(replay, engine.live_config().clone()),
         Approval::Queue,
     );
     host.submit(InvokeRequest {
@@ -88,7 +88,7 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
 
 /// The demo's lead author plays its recorded script once; every later run (a prompt from the
 /// composer, another profile) uses the models in config.toml, or says none is configured.
-fn demo_providers(replay: Arc<dyn Provider>, config: Arc<Config>) -> ProviderSource {
+fn demo_providers(replay: Arc<dyn Provider>, config: crate::config::LiveConfig) -> ProviderSource {
     let first = std::sync::Mutex::new(Some(replay));
     let configured = config_providers(config);
     Arc::new(move |profile, model| {

@@ -15,7 +15,7 @@ pub async fn open(path: PathBuf, dirs: Dirs) -> Result<u8, Failure> {
     let engine = Arc::new(engine);
     let host = Host::attach(
         engine.clone(),
-        config_providers(engine.config().clone()),
+        config_providers(engine.live_config().clone()),
         Approval::Queue,
     );
     launch(engine, host, dirs, None, Some(report)).await

@@ -31,19 +31,19 @@ pub struct RunArgs {
 /// Exit code after Ctrl+C, as shells report a SIGINT-terminated command.
 pub const INTERRUPTED: u8 = 130;
 
-fn provider_for(a: &RunArgs) -> Result<Arc<dyn Provider>, Failure> {
+fn provider_for(a: &RunArgs, dirs: &Dirs) -> Result<Arc<dyn Provider>, Failure> {
     let from_config = |model: Option<&str>| -> Result<Arc<dyn Provider>, Failure> {
         // The same config the engine loads: global, then the project's `.nbook/config.toml`.
-        let config = crate::config::Config::load(&Dirs::resolve(), Some(&a.project))
-            .map_err(Failure::usage)?;
+        let config = crate::config::Config::load(dirs, Some(&a.project)).map_err(Failure::usage)?;
         let key = match model {
             Some(m) => m.to_string(),
             None => crate::agent::default_model_key(&config, &a.profile)
                 .map(str::to_string)
                 .ok_or_else(|| {
-                    Failure::usage(
-                        "choose a model: --model NAME, or --provider replay --script FILE",
-                    )
+                    Failure::usage(format!(
+                        "{}; or choose one for this run: --model NAME, or --provider replay --script FILE",
+                        crate::config::no_model_message(&dirs.config_file(), &a.profile)
+                    ))
                 })?,
         };
         crate::agent::build_provider_for(&config, &key, &a.profile).map_err(Failure::usage)
@@ -64,7 +64,7 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     // Open the engine first so config notes (project lines held until trusted, such as a
     // project-defined provider) are on stderr before a provider error that they explain.
     let engine = Arc::new(open_engine(&a.project, &dirs)?);
-    let provider = provider_for(&a)?;
+    let provider = provider_for(&a, &dirs)?;
     let mut events = engine.subscribe();
     let cancel = CancellationToken::new();
     // When the reader of stdout goes away (`| head`), nobody sees the run: stop it.
@@ -115,7 +115,7 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     // Sub-agents the run invokes use the models in config.toml and the same approval rule.
     let host = crate::agent::host::Host::attach(
         engine.clone(),
-        crate::agent::host::config_providers(engine.config().clone()),
+        crate::agent::host::config_providers(engine.live_config().clone()),
         approval.clone(),
     );
     let ctrl_c = cancel.clone();

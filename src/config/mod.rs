@@ -5,11 +5,14 @@
 //! for tools nbook does not have are warnings with file and line (`source`, `report`).
 
 mod gate;
+pub mod live;
 mod report;
+pub mod setup;
 mod source;
 pub mod trust;
 
 pub use gate::Loosening;
+pub use live::{no_model_message, LiveConfig, Reload};
 pub use report::{LoadReport, ProjectGate};
 pub use source::{sha256_hex, ConfigWarning};
 pub use trust::TrustState;
@@ -40,6 +43,11 @@ pub struct Dirs {
 }
 
 impl Dirs {
+    /// The author's `config.toml`.
+    pub fn config_file(&self) -> PathBuf {
+        self.config.join("config.toml")
+    }
+
     pub fn resolve() -> Dirs {
         if let Some(home) = std::env::var_os("NBOOK_HOME").filter(|h| !h.is_empty()) {
             let home = PathBuf::from(home);

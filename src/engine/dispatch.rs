@@ -332,7 +332,7 @@ impl Engine {
         }
         let ctx = ToolCtx {
             workspace: self.ws.clone(),
-            config: self.config.clone(),
+            config: self.config(),
             profile,
             session_id: session_id.to_string(),
             mode: info.mode,
@@ -382,7 +382,7 @@ impl Engine {
                 })
         };
         policy::decide(
-            &self.config.approval,
+            &self.config().approval,
             &CallFacts {
                 tool: &call.name,
                 effects,
@@ -448,7 +448,7 @@ impl Engine {
                         "{} needs the author's approval ({} mode, `{}` policy); nothing was changed. Do not retry it in this run: no author can approve it here.{remedy}",
                         call.name,
                         ctx.mode,
-                        self.config.approval.preset.as_str()
+                        self.config().approval.preset.as_str()
                     ),
                 );
                 r.preview = Some(preview.clone());

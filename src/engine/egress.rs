@@ -93,7 +93,7 @@ impl Engine {
     ) -> Verdict {
         let hosts = Self::egress_hosts(requests);
         let allowed: Vec<String> = self
-            .config
+            .config()
             .web
             .allow_egress
             .iter()
@@ -116,7 +116,7 @@ impl Engine {
                 .collect()
         };
         policy::decide_egress(
-            &self.config.approval,
+            &self.config().approval,
             &EgressFacts {
                 tool: &call.name,
                 hosts: &hosts,

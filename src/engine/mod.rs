@@ -149,7 +149,9 @@ struct State {
 
 pub struct Engine {
     ws: Arc<Workspace>,
-    config: Arc<Config>,
+    /// Swapped whole when config.toml changes ([`Engine::reload_config_if_changed`]).
+    config: crate::config::LiveConfig,
+    config_watch: crate::config::live::Watch,
     registry: Registry,
     /// The profile folders (user config, then the project's), read again when they change.
     profile_dirs: Vec<PathBuf>,
@@ -212,8 +214,9 @@ impl Engine {
             lock.owned(),
         ));
         let engine = Engine {
+            config: crate::config::LiveConfig::new(config, dirs.config_file()),
+            config_watch: crate::config::live::Watch::new(dirs, Some(ws.root())),
             ws: Arc::new(ws),
-            config: Arc::new(config),
             registry,
             profile_dirs,
             profiles: RwLock::new(Arc::new(profiles)),
@@ -234,8 +237,21 @@ impl Engine {
         &self.ws
     }
 
-    pub fn config(&self) -> &Arc<Config> {
+    /// The config in force now (a snapshot: a reload swaps in a new one).
+    pub fn config(&self) -> Arc<Config> {
+        self.config.get()
+    }
+
+    /// The shared handle on the config (the agent host reads its models through it).
+    pub fn live_config(&self) -> &crate::config::LiveConfig {
         &self.config
+    }
+
+    /// Load config.toml (global and the project's) again if either changed since the last
+    /// look. A file that no longer loads leaves the previous config in force and says why.
+    pub fn reload_config_if_changed(&self) -> Option<crate::config::Reload> {
+        self.config_watch
+            .reload_if_changed(&self.config, self.registry.names())
     }
 
     pub fn registry(&self) -> &Registry {

@@ -22,7 +22,7 @@ use crate::workspace::Workspace;
 /// The engine as tools see it. Implemented by the engine; every method forwards to it.
 pub trait ToolServices: Send + Sync {
     fn workspace(&self) -> &Arc<Workspace>;
-    fn config(&self) -> &Arc<Config>;
+    fn config(&self) -> Arc<Config>;
 
     // Read model: sessions and profiles.
     fn profiles(&self) -> Arc<Profiles>;
@@ -66,7 +66,7 @@ impl ToolServices for Engine {
     fn workspace(&self) -> &Arc<Workspace> {
         Engine::workspace(self)
     }
-    fn config(&self) -> &Arc<Config> {
+    fn config(&self) -> Arc<Config> {
         Engine::config(self)
     }
     fn profiles(&self) -> Arc<Profiles> {

@@ -116,6 +116,7 @@ commands! {
     WorldIssues = "world_issues": "World: show every subject's issues at the cursor, with explanations",
     Compose = "compose": "Sessions: write to the selected session (a prompt when it is idle, a steer when it runs)",
     NewSession = "new_session": "Sessions: start a new session (profile, model, title)",
+    ModelSetup = "model_setup": "Sessions: set up a model (find a local server or name one; writes config.toml)",
     CancelRun = "cancel_run": "Sessions: stop the selected session's run, its queued follow-ups and the agents it waits on",
     ToggleJobs = "toggle_jobs": "Sessions: switch between the session list and the background jobs",
     OpenTranscript = "open_transcript": "Sessions: move into the transcript to select and expand tool calls",
@@ -311,6 +312,30 @@ pub enum Action {
     EditorDone(EditorDone),
     /// The terminal gained (`true`) or lost focus (crossterm focus events).
     Focus(bool),
+    /// A job of the model setup form finished.
+    SetupDone {
+        ticket: Ticket,
+        result: crate::tui::sessions::setup::SetupResult,
+    },
+    /// config.toml changed and was loaded again (or failed to: the old config stays).
+    ConfigReloaded(ConfigReload),
+    /// keymap.toml changed: the keymap it gives now, and the problems in it.
+    KeymapReloaded {
+        keymap: Box<crate::tui::keymap::Keymap>,
+        errors: Vec<crate::tui::keymap::KeymapError>,
+    },
+}
+
+/// What the TUI takes from a reloaded config.
+#[derive(Clone, Debug)]
+pub struct ConfigReload {
+    /// `Ok`: the model keys and notification settings now in force; `Err`: why the files do
+    /// not load.
+    pub result: Result<(Vec<String>, crate::config::NotifyConfig), String>,
+    /// Warnings (unknown keys, held project lines, a theme that does not load), one each.
+    pub notes: Vec<String>,
+    /// The theme `theme =` names now (`None`: leave the current one).
+    pub theme: Option<Box<crate::tui::theme::Theme>>,
 }
 
 /// Where a text handed to the editor (Ctrl+E) goes back to.
@@ -465,5 +490,10 @@ pub enum Effect {
     /// Ring the bell and/or send a desktop notification (the run loop writes it to the
     /// terminal; rendering stays pure).
     Notify(crate::tui::notify::Notification),
+    /// A job of the model setup form (probing servers, planning or writing config.toml).
+    Setup {
+        ticket: Ticket,
+        job: crate::tui::sessions::setup::SetupJob,
+    },
     Quit,
 }

@@ -147,6 +147,11 @@ pub struct AppState {
     pub terminal_focused: bool,
     /// Calls a notification was sent for (each call rings once).
     pub notified: std::collections::HashSet<String>,
+    /// The author's config.toml (named by the model setup and the "no model" hints).
+    pub config_file: std::path::PathBuf,
+    /// The servers the model setup asks first, `(label, base_url)` (tests point it at their
+    /// own server).
+    pub setup_servers: Vec<(String, String)>,
     next_ticket: Ticket,
 }
 
@@ -176,6 +181,11 @@ impl AppState {
             notify: Default::default(),
             terminal_focused: true,
             notified: Default::default(),
+            config_file: std::path::PathBuf::from("config.toml"),
+            setup_servers: crate::config::setup::USUAL_SERVERS
+                .iter()
+                .map(|(l, u)| (l.to_string(), u.to_string()))
+                .collect(),
             next_ticket: 0,
         };
         app.approvals.replace_all(init.pending, init.inputs);
@@ -387,6 +397,32 @@ impl AppState {
                 self.terminal_focused = focused;
                 Vec::new()
             }
+            Action::SetupDone { ticket, result } => self.setup_done(ticket, result),
+            Action::ConfigReloaded(r) => self.config_reloaded(r),
+            Action::KeymapReloaded { keymap, errors } => {
+                self.keymap = *keymap;
+                let file = errors.first().map(|e| e.file.clone());
+                match errors.first().map(|e| e.to_string()) {
+                    Some(first) => {
+                        let more = match errors.len() {
+                            1 => String::new(),
+                            n => format!(" (and {} more)", n - 1),
+                        };
+                        self.message(
+                            format!("keymap reloaded; {first}{more} — the other lines apply"),
+                            MsgKind::Error,
+                        );
+                    }
+                    None => self.message(
+                        format!(
+                            "keymap reloaded{}",
+                            file.map(|f| format!(" from {f}")).unwrap_or_default()
+                        ),
+                        MsgKind::Ok,
+                    ),
+                }
+                Vec::new()
+            }
         }
     }
 
@@ -526,6 +562,7 @@ impl AppState {
             Command::FocusSessions => self.focus_pane(Pane::Sessions),
             Command::FocusApprovals => self.focus_pane(Pane::Approvals),
             Command::CycleMode => self.cycle_mode(),
+            Command::ModelSetup => self.open_model_setup(),
             Command::Detail => self.open_detail(),
             Command::Find => self.open_finder(),
             Command::EditFile => {

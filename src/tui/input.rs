@@ -61,6 +61,8 @@ pub enum Overlay {
     NewSession(Box<crate::tui::widgets::forms::NewSessionForm>),
     /// At open: the project config lines that would loosen the author's policy.
     Trust(Box<crate::tui::trust::TrustPrompt>),
+    /// Finding a model server and writing it into config.toml.
+    ModelSetup(Box<crate::tui::sessions::setup::SetupForm>),
 }
 
 impl std::fmt::Debug for Overlay {
@@ -85,6 +87,7 @@ impl Overlay {
             Overlay::Answer(_) => "answer",
             Overlay::NewSession(_) => "new_session",
             Overlay::Trust(_) => "trust",
+            Overlay::ModelSetup(_) => "model_setup",
         }
     }
 
@@ -106,6 +109,7 @@ impl Overlay {
             | Overlay::DiffSearch { input, .. } => Some(input),
             Overlay::Story(o) => o.text(),
             Overlay::World(o) => o.text(),
+            Overlay::ModelSetup(f) => f.text(),
             _ => None,
         }
     }
@@ -119,6 +123,7 @@ impl Overlay {
             | Overlay::DiffSearch { input, .. } => Some(input),
             Overlay::Story(o) => o.text_mut(),
             Overlay::World(o) => o.text_mut(),
+            Overlay::ModelSetup(f) => f.text_mut(),
             _ => None,
         }
     }

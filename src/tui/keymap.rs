@@ -1,13 +1,11 @@
 //! Keys → commands, per context, from `assets/keymap.toml` (embedded) merged with the user's
 //! `<config>/keymap.toml`. The file shape follows yazi: one section per context, each with
 //! `keymap = [{ on = "j", run = "down", desc = "…" }]`; a user section may instead give
-//! `prepend_keymap` (wins over the defaults) or `append_keymap`. An unknown command, key or
-//! section is a load error that names the file and line.
+//! `prepend_keymap` (wins over the defaults) or `append_keymap`. An unknown command, key,
+//! field or section is reported with the file and line and only that binding (or section) is
+//! left out: the rest of the author's file applies.
 
 use std::path::Path;
-
-use serde::Deserialize;
-use toml::Spanned;
 
 use crate::tui::action::Command;
 use crate::tui::keys::Key;
@@ -104,38 +102,43 @@ pub struct Keymap {
     sections: [Vec<Binding>; 13],
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FileDe {
-    global: Option<SectionDe>,
-    files: Option<SectionDe>,
-    story: Option<SectionDe>,
-    world: Option<SectionDe>,
-    sessions: Option<SectionDe>,
-    approvals: Option<SectionDe>,
-    input: Option<SectionDe>,
-    overlay: Option<SectionDe>,
-    transcript: Option<SectionDe>,
-    jobs: Option<SectionDe>,
-    composer: Option<SectionDe>,
-    form: Option<SectionDe>,
-    diff_search: Option<SectionDe>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SectionDe {
-    keymap: Option<Vec<EntryDe>>,
-    prepend_keymap: Option<Vec<EntryDe>>,
-    append_keymap: Option<Vec<EntryDe>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct EntryDe {
-    on: Spanned<String>,
-    run: Spanned<String>,
-    desc: Option<String>,
+/// One binding from `{ on, run, desc }`; on error the offending field's name and why.
+fn binding(t: &dyn toml_edit::TableLike, ctx: Context) -> Result<Binding, (String, String)> {
+    if let Some((k, _)) = t.iter().find(|(k, _)| !matches!(*k, "on" | "run" | "desc")) {
+        return Err((
+            k.to_string(),
+            format!("unknown field `{k}` (a binding has on, run, desc)"),
+        ));
+    }
+    let text = |f: &str| -> Result<Option<String>, (String, String)> {
+        match t.get(f) {
+            None => Ok(None),
+            Some(v) => v
+                .as_str()
+                .map(|s| Some(s.to_string()))
+                .ok_or((f.to_string(), format!("`{f}` must be a string"))),
+        }
+    };
+    let on = text("on")?.ok_or((
+        "run".to_string(),
+        "a binding needs `on` (the key)".to_string(),
+    ))?;
+    let run = text("run")?.ok_or((
+        "on".to_string(),
+        "a binding needs `run` (the action)".to_string(),
+    ))?;
+    let key = Key::parse(&on).map_err(|m| ("on".to_string(), m))?;
+    let cmd = Command::from_name(&run).ok_or_else(|| {
+        (
+            "run".to_string(),
+            format!(
+                "unknown action '{run}' in [{}]; the palette (Ctrl+P) lists every action",
+                ctx.name()
+            ),
+        )
+    })?;
+    let desc = text("desc")?.unwrap_or_else(|| cmd.description().to_string());
+    Ok(Binding { key, cmd, desc })
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -153,94 +156,149 @@ impl Keymap {
         Keymap::parse(DEFAULT_KEYMAP, "assets/keymap.toml", None).unwrap_or_default()
     }
 
-    /// Parse a keymap file on top of `base` (or from scratch when `base` is `None`).
+    /// Parse a keymap file on top of `base` (or from scratch when `base` is `None`); the first
+    /// problem is an error (the embedded defaults and tests use this strict form).
     pub fn parse(text: &str, file: &str, base: Option<&Keymap>) -> Result<Keymap, KeymapError> {
-        let err = |line: usize, message: String| KeymapError {
+        let (map, mut errors) = Keymap::parse_lenient(text, file, base);
+        if errors.is_empty() {
+            Ok(map)
+        } else {
+            Err(errors.swap_remove(0))
+        }
+    }
+
+    /// Parse a keymap file on top of `base`, skipping what is wrong: a bad binding, an unknown
+    /// field or section is reported with its line and left out, and every other line applies
+    /// (one typo must not take away the author's other keys). Only a file that is not TOML at
+    /// all applies nothing.
+    pub fn parse_lenient(
+        text: &str,
+        file: &str,
+        base: Option<&Keymap>,
+    ) -> (Keymap, Vec<KeymapError>) {
+        let mut map = base.cloned().unwrap_or_default();
+        let mut errors = Vec::new();
+        let err = |span: Option<std::ops::Range<usize>>, message: String| KeymapError {
             file: file.to_string(),
-            line,
+            line: span.map_or(1, |s| line_of(text, s.start)),
             message,
         };
-        let de: FileDe = toml::from_str(text).map_err(|e| {
-            let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(1);
-            err(line, e.message().to_string())
-        })?;
-        let mut map = base.cloned().unwrap_or_default();
-        let sections = [
-            (Context::Global, de.global),
-            (Context::Files, de.files),
-            (Context::Story, de.story),
-            (Context::World, de.world),
-            (Context::Sessions, de.sessions),
-            (Context::Approvals, de.approvals),
-            (Context::Input, de.input),
-            (Context::Overlay, de.overlay),
-            (Context::Transcript, de.transcript),
-            (Context::Jobs, de.jobs),
-            (Context::Composer, de.composer),
-            (Context::Form, de.form),
-            (Context::DiffSearch, de.diff_search),
-        ];
-        for (ctx, section) in sections {
-            let Some(section) = section else { continue };
-            let convert =
-                |entries: Option<Vec<EntryDe>>| -> Result<Option<Vec<Binding>>, KeymapError> {
-                    let Some(entries) = entries else {
-                        return Ok(None);
-                    };
-                    let mut out = Vec::with_capacity(entries.len());
-                    for e in entries {
-                        let key = Key::parse(e.on.get_ref())
-                            .map_err(|m| err(line_of(text, e.on.span().start), m))?;
-                        let cmd = Command::from_name(e.run.get_ref()).ok_or_else(|| {
-                        err(
-                            line_of(text, e.run.span().start),
+        let doc = match toml_edit::ImDocument::parse(text) {
+            Ok(d) => d,
+            Err(e) => {
+                errors.push(err(e.span(), e.message().to_string()));
+                return (map, errors);
+            }
+        };
+        for (name, item) in doc.as_table().iter() {
+            let key_span = doc.as_table().key(name).and_then(|k| k.span());
+            let Some(ctx) = Context::ALL.iter().copied().find(|c| c.name() == name) else {
+                let known: Vec<&str> = Context::ALL.iter().map(|c| c.name()).collect();
+                errors.push(err(
+                    key_span,
+                    format!(
+                        "unknown section [{name}] is ignored; sections are {}",
+                        known.join(", ")
+                    ),
+                ));
+                continue;
+            };
+            let Some(section) = item.as_table_like() else {
+                errors.push(err(key_span, format!("[{name}] must be a table")));
+                continue;
+            };
+            let mut lists: [Option<Vec<Binding>>; 3] = [None, None, None];
+            for (field, value) in section.iter() {
+                let fspan = section
+                    .get_key_value(field)
+                    .and_then(|(k, _)| k.span())
+                    .or(key_span.clone());
+                let slot = match field {
+                    "keymap" => 0,
+                    "prepend_keymap" => 1,
+                    "append_keymap" => 2,
+                    other => {
+                        errors.push(err(
+                            fspan,
                             format!(
-                                "unknown action '{}' in [{}]; the palette (Ctrl+P) lists every action",
-                                e.run.get_ref(),
-                                ctx.name()
+                                "unknown field `{other}` in [{name}] is ignored; use keymap, prepend_keymap or append_keymap"
                             ),
-                        )
-                    })?;
-                        let desc = e.desc.unwrap_or_else(|| cmd.description().to_string());
-                        out.push(Binding { key, cmd, desc });
+                        ));
+                        continue;
                     }
-                    Ok(Some(out))
                 };
+                let entries: Vec<(Option<std::ops::Range<usize>>, &dyn toml_edit::TableLike)> =
+                    if let Some(a) = value.as_array() {
+                        let mut v = Vec::new();
+                        for e in a.iter() {
+                            match e.as_inline_table() {
+                                Some(t) => v.push((e.span(), t as &dyn toml_edit::TableLike)),
+                                None => errors.push(err(
+                                    e.span(),
+                                    format!("a binding in [{name}] {field} must be {{ on = \"…\", run = \"…\" }}; skipped"),
+                                )),
+                            }
+                        }
+                        v
+                    } else if let Some(a) = value.as_array_of_tables() {
+                        a.iter()
+                            .map(|t| (t.span(), t as &dyn toml_edit::TableLike))
+                            .collect()
+                    } else {
+                        errors.push(err(
+                            fspan,
+                            format!("[{name}] {field} must be a list of bindings; ignored"),
+                        ));
+                        continue;
+                    };
+                let mut out = Vec::with_capacity(entries.len());
+                for (span, t) in entries {
+                    match binding(t, ctx) {
+                        Ok(b) => out.push(b),
+                        Err((at, message)) => {
+                            let at = t
+                                .get_key_value(&at)
+                                .and_then(|(k, v)| v.span().or(k.span()))
+                                .or(span);
+                            errors.push(err(at, format!("{message}; this binding is skipped")));
+                        }
+                    }
+                }
+                lists[slot] = Some(out);
+            }
             let slot = &mut map.sections[ctx.index()];
-            if let Some(replace) = convert(section.keymap)? {
+            let [replace, prepend, append] = lists;
+            if let Some(replace) = replace {
                 *slot = replace;
             }
-            if let Some(mut front) = convert(section.prepend_keymap)? {
+            if let Some(mut front) = prepend {
                 front.append(slot);
                 *slot = front;
             }
-            if let Some(back) = convert(section.append_keymap)? {
+            if let Some(back) = append {
                 slot.extend(back);
             }
         }
-        Ok(map)
+        (map, errors)
     }
 
-    /// Defaults plus the user's file at `path` if it exists. A bad user file leaves the
-    /// defaults in force and returns its error for the status bar.
-    pub fn load(path: &Path) -> (Keymap, Option<KeymapError>) {
+    /// Defaults plus the user's file at `path` if it exists, with every problem in it (the
+    /// lines that are fine apply; see [`Keymap::parse_lenient`]).
+    pub fn load(path: &Path) -> (Keymap, Vec<KeymapError>) {
         let defaults = Keymap::defaults();
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (defaults, None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (defaults, Vec::new()),
             Err(e) => {
                 let error = KeymapError {
                     file: path.display().to_string(),
                     line: 0,
-                    message: format!("cannot read: {e}"),
+                    message: format!("cannot read: {e}; using the default keys"),
                 };
-                return (defaults, Some(error));
+                return (defaults, vec![error]);
             }
         };
-        match Keymap::parse(&text, &path.display().to_string(), Some(&defaults)) {
-            Ok(map) => (map, None),
-            Err(e) => (defaults, Some(e)),
-        }
+        Keymap::parse_lenient(&text, &path.display().to_string(), Some(&defaults))
     }
 
     pub fn lookup(&self, ctx: Context, key: Key) -> Option<Command> {

@@ -63,6 +63,11 @@ pub struct TuiOptions {
     pub attach_error: Option<String>,
 }
 
+/// One status note per problem in the author's keymap file (the rest of it applies).
+pub fn keymap_notes(errors: &[keymap::KeymapError]) -> Vec<String> {
+    errors.iter().map(|e| format!("keymap: {e}")).collect()
+}
+
 /// Build the UI state for an engine (no terminal needed; used by `run` and the benches).
 pub fn build_app(
     engine: &Engine,
@@ -72,9 +77,7 @@ pub fn build_app(
 ) -> AppState {
     let mut notices = Vec::new();
     let (keymap, kerr) = Keymap::load(&dirs.config.join("keymap.toml"));
-    if let Some(e) = kerr {
-        notices.push(format!("keymap: {e} — using the default keys"));
-    }
+    notices.extend(keymap_notes(&kerr));
     let (theme, tnote) = Theme::load(
         engine.config().theme.as_deref(),
         Some(&dirs.config),
@@ -114,6 +117,7 @@ pub fn build_app(
         notices,
     });
     app.notify = engine.config().notify.clone();
+    app.config_file = dirs.config_file();
     app
 }
 

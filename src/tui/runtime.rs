@@ -37,6 +37,7 @@ use crate::tui::world::jobs as world_jobs;
 use crate::tui::TuiError;
 
 use crate::tui::action::AnswerRefusal;
+use crate::tui::sessions::setup::{SetupJob, SetupResult};
 use crate::tui::sessions::MODEL_STATE_KEY;
 
 /// One frame at 60 fps.
@@ -323,9 +324,147 @@ impl Executor {
                 ticket,
                 result: world_jobs::run(&x.engine.read(), job),
             }),
+            Effect::Setup { ticket, job } => self.setup(ticket, job),
         }
         false
     }
+
+    /// A job of the model setup form: probes on the runtime, file work on a blocking thread.
+    fn setup(&self, ticket: crate::tui::action::Ticket, job: SetupJob) {
+        use crate::config::setup;
+        let done = move |result| Action::SetupDone { ticket, result };
+        match job {
+            SetupJob::Detect(candidates) => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let found = setup::detect(&candidates, setup::DETECT_TIMEOUT).await;
+                    let _ = tx.send(Msg::Action(Box::new(done(SetupResult::Detected(found)))));
+                });
+            }
+            SetupJob::Probe {
+                base_url,
+                api_key_env,
+            } => {
+                let tx = self.tx.clone();
+                tokio::spawn(async move {
+                    let env = |v: &str| std::env::var(v).ok();
+                    let r = setup::probe(&base_url, api_key_env.as_deref(), &env)
+                        .await
+                        .map_err(|e| e.to_string());
+                    let _ = tx.send(Msg::Action(Box::new(done(SetupResult::Probed(r)))));
+                });
+            }
+            SetupJob::Plan {
+                file,
+                server,
+                model,
+            } => self.blocking(move |_| {
+                done(SetupResult::Planned(
+                    setup::plan(&file, &server, &model)
+                        .map(Box::new)
+                        .map_err(|e| e.to_string()),
+                ))
+            }),
+            SetupJob::Write(plan) => self.blocking(move |x| {
+                if let Err(e) = setup::apply(&plan) {
+                    return done(SetupResult::Written(Err(e.to_string())));
+                }
+                // Reload now rather than at the next poll, so a session can start at once.
+                if let Some(r) = x.engine.reload_config_if_changed() {
+                    let dir = x.dirs.as_ref().map(|d| d.config.as_path());
+                    x.send(config_reload_action(r, dir));
+                }
+                done(SetupResult::Written(Ok(plan.model_key.clone())))
+            }),
+        }
+    }
+}
+
+/// The TUI's view of a reloaded config; `config_dir` is where user themes live (no theme is
+/// loaded without it).
+fn config_reload_action(r: crate::config::Reload, config_dir: Option<&std::path::Path>) -> Action {
+    use crate::tui::action::ConfigReload;
+    Action::ConfigReloaded(match r {
+        crate::config::Reload::Applied(report) => {
+            let mut notes = report.notes();
+            let theme = config_dir.map(|dir| {
+                let (theme, note) = crate::tui::theme::Theme::load(
+                    report.config.theme.as_deref(),
+                    Some(dir),
+                    crate::tui::theme::Theme::no_colour_env(),
+                );
+                notes.extend(note);
+                Box::new(theme)
+            });
+            ConfigReload {
+                result: Ok((
+                    report.config.models.keys().cloned().collect(),
+                    report.config.notify.clone(),
+                )),
+                notes,
+                theme,
+            }
+        }
+        crate::config::Reload::Failed(e) => ConfigReload {
+            result: Err(e.to_string()),
+            notes: Vec::new(),
+            theme: None,
+        },
+    })
+}
+
+/// Every ~2 s: load config.toml and keymap.toml again when their bytes changed, and tell the
+/// UI. (Profiles have their own watch, `watch_profiles`.)
+fn watch_settings(
+    engine: Arc<Engine>,
+    keymap_file: Option<std::path::PathBuf>,
+    tx: UnboundedSender<Msg>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(Duration::from_secs(2));
+        every.tick().await;
+        let mut keymap_seen = keymap_file.as_ref().map(|f| std::fs::read(f).ok());
+        loop {
+            every.tick().await;
+            let e = engine.clone();
+            let file = keymap_file.clone();
+            let seen = keymap_seen.clone();
+            let Ok((config, keymap, now)) = tokio::task::spawn_blocking(move || {
+                let config = e.reload_config_if_changed();
+                let now = file.as_ref().map(|f| std::fs::read(f).ok());
+                let keymap = match (&file, now != seen) {
+                    (Some(f), true) => Some(crate::tui::keymap::Keymap::load(f)),
+                    _ => None,
+                };
+                (config, keymap, now)
+            })
+            .await
+            else {
+                break;
+            };
+            keymap_seen = now;
+            if let Some(r) = config {
+                if tx
+                    .send(Msg::Action(Box::new(config_reload_action(
+                        r,
+                        keymap_file.as_ref().and_then(|f| f.parent()),
+                    ))))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            if let Some((keymap, errors)) = keymap {
+                let a = Action::KeymapReloaded {
+                    keymap: Box::new(keymap),
+                    errors,
+                };
+                if tx.send(Msg::Action(Box::new(a))).is_err() {
+                    break;
+                }
+            }
+        }
+    })
 }
 
 /// What the loop listens to besides the terminal.
@@ -524,6 +663,11 @@ pub async fn run_loop(
     let (tx, mut rx) = unbounded_channel::<Msg>();
     let mut tasks = spawn_sources(sources.events, sources.jobs, &tx);
     tasks.push(watch_profiles(engine.clone()));
+    tasks.push(watch_settings(
+        engine.clone(),
+        sources.dirs.as_ref().map(|d| d.config.join("keymap.toml")),
+        tx.clone(),
+    ));
     let mut input = spawn_input(&tx);
     let exec = Executor::new(engine.clone(), tx.clone())
         .with_host(sources.host)

@@ -213,7 +213,7 @@ impl Host {
         };
         let model = optional_string(opts.get("model"), "wf.agents.create: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.services.config(), m)?;
+            super::check_model(&self.rc.services.config(), m)?;
         }
         let title = title.unwrap_or_else(|| {
             let name = self
@@ -268,7 +268,7 @@ impl Host {
         }
         let model = optional_string(opts.get("model"), "wf.agents.invoke: model")?;
         if let Some(m) = &model {
-            super::check_model(self.rc.services.config(), m)?;
+            super::check_model(&self.rc.services.config(), m)?;
         }
         let mode = match optional_string(opts.get("mode"), "wf.agents.invoke: mode")? {
             None => InvokeMode::Prompt,

@@ -143,6 +143,9 @@ impl AppState {
         if let Some(Overlay::Trust(_)) = &self.overlay {
             return self.trust_command(cmd);
         }
+        if let Some(Overlay::ModelSetup(_)) = &self.overlay {
+            return self.setup_command(cmd);
+        }
         if let Some(Overlay::DiffSearch { .. }) = &self.overlay {
             return self.diff_search_command(cmd);
         }
@@ -278,7 +281,8 @@ impl AppState {
             | Overlay::World(_)
             | Overlay::Answer(_)
             | Overlay::NewSession(_)
-            | Overlay::Trust(_) => Vec::new(),
+            | Overlay::Trust(_)
+            | Overlay::ModelSetup(_) => Vec::new(),
         }
     }
 

@@ -128,6 +128,7 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
                 );
             }
         }
+        Overlay::ModelSetup(form) => crate::tui::sessions::setup::draw(app, form, area, buf),
         Overlay::ConfirmQuit { lines } => {
             let r = centered(area, 64, lines.len() as u16 + 6);
             let inside = overlay_frame("Quit nbook?", r, buf, t);

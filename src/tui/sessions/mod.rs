@@ -7,6 +7,7 @@
 
 pub mod commands;
 pub mod live_reply;
+pub mod setup;
 mod update;
 pub mod view;
 

@@ -228,10 +228,29 @@ pub(super) fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
     let above_hint = draw_hint(app, area, buf);
     let Some(info) = app.sessions.selected() else {
         let new = key(app, Command::NewSession, Context::Sessions);
+        let setup = key(app, Command::ModelSetup, Context::Sessions);
+        // No model yet: the first thing to do is give nbook one, so say how first.
+        let no_model: Vec<(Line, usize)> = if app.models.is_empty() {
+            vec![
+                (
+                    Line::from(Span::styled(
+                        format!(
+                            "No model is configured yet. {setup} sets one up: it looks for a local server (llama.cpp, Ollama, vLLM, LM Studio) or takes a base URL and an API key variable, and shows the lines it writes to {}.",
+                            app.config_file.display()
+                        ),
+                        t.text,
+                    )),
+                    0,
+                ),
+                (Line::from(""), 0),
+            ]
+        } else {
+            Vec::new()
+        };
         draw_top_down(
             above_hint,
             buf,
-            [
+            no_model.into_iter().chain([
                 (Line::from(Span::styled("No session yet.", t.dim)), 0),
                 (Line::from(""), 0),
                 (
@@ -243,7 +262,7 @@ pub(super) fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
                     )),
                     0,
                 ),
-            ],
+            ]),
         );
         return;
     };

@@ -321,10 +321,14 @@ pub fn draw_new_session(app: &AppState, f: &NewSessionForm, area: Rect, buf: &mu
         line(buf, &l);
     }
     if f.models.is_empty() {
+        let setup = key(app, Command::ModelSetup, Context::Sessions);
         line(
             buf,
             &Line::from(Span::styled(
-                "  no [models] in config.toml yet: add one to run agents with a real model",
+                format!(
+                    "  no model in {} yet: Esc, then {setup}, sets one up",
+                    app.config_file.display()
+                ),
                 t.dim,
             )),
         );
