@@ -258,6 +258,10 @@ impl Backend {
             }
         };
         guard.armed = false;
+        // Reports the TUI sent before the answer are passed on before it.
+        while let Ok(p) = remote.try_recv() {
+            progress(p);
+        }
         link.unwatch_progress(id);
         outcome
     }

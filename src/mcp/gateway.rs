@@ -247,10 +247,19 @@ impl Gateway {
             {
                 let t = rx.borrow_and_update();
                 if let Some(r) = &t.result {
-                    return Outcome::Done {
+                    let out = Outcome::Done {
                         result: Box::new(r.clone()),
                         resolved: t.resolved.clone(),
                     };
+                    drop(t);
+                    // What the job reported before it ended reaches the client before the
+                    // result does.
+                    while let Ok(snap) = jobs.try_recv() {
+                        if let Some(p) = job_moved(&mut job, snap, &call.id, started.elapsed()) {
+                            progress(p);
+                        }
+                    }
+                    return out;
                 }
                 if let (Some(p), true) = (&t.pending, bound_passed) {
                     let p = p.clone();
@@ -282,14 +291,12 @@ impl Gateway {
                     return self.cancelled(&session, &call);
                 }
                 snap = jobs.recv(), if jobs_open => match snap {
-                    Ok(snap) if snap.origin_tool_call_id.as_deref() == Some(call.id.as_str()) => {
-                        let moved = job.as_ref().map(|j| &j.progress) != Some(&snap.progress);
-                        if let (true, Some(p)) = (moved, Progress::of_job(started.elapsed(), &snap)) {
+                    Ok(snap) => {
+                        if let Some(p) = job_moved(&mut job, snap, &call.id, started.elapsed()) {
                             progress(p);
                         }
-                        job = Some(snap);
                     }
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
                     Err(broadcast::error::RecvError::Closed) => jobs_open = false,
                 },
                 ev = family.recv(), if family_open => match ev {
@@ -495,6 +502,27 @@ impl Gateway {
             ),
         ))
     }
+}
+
+/// Take in a job update: when it is the job of call `call_id` and its progress moved, the
+/// progress to report.
+fn job_moved(
+    job: &mut Option<JobSnapshot>,
+    snap: JobSnapshot,
+    call_id: &str,
+    elapsed: Duration,
+) -> Option<Progress> {
+    if snap.origin_tool_call_id.as_deref() != Some(call_id) {
+        return None;
+    }
+    let moved = job.as_ref().map(|j| &j.progress) != Some(&snap.progress);
+    let out = if moved {
+        Progress::of_job(elapsed, &snap)
+    } else {
+        None
+    };
+    *job = Some(snap);
+    out
 }
 
 /// A ticker whose first tick is one second from now. (`interval`'s immediate first tick is
