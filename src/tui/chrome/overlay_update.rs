@@ -124,9 +124,14 @@ impl AppState {
                         self,
                         crate::tui::approvals::preview::Where::Detail,
                     );
-                    overlays::detail_items(self, c, width)
-                        .len()
-                        .saturating_sub(1)
+                    let inside = overlays::request_inside(ratatui::layout::Rect::new(
+                        0,
+                        0,
+                        self.size.0,
+                        self.size.1,
+                    ));
+                    let items = overlays::detail_items(self, c, width);
+                    overlays::last_page_start(self, &items, width, inside.height as usize)
                 })
                 .unwrap_or(0),
             _ => 0,
