@@ -152,3 +152,102 @@ fn g_in_the_request_view_stops_at_the_last_screenful() {
     press(&mut app, "j");
     assert_eq!(render(&mut app, 80, 24), screen);
 }
+
+// Status bar and the message log.
+
+#[test]
+fn a_long_status_message_keeps_the_totals_and_help_visible() {
+    let (mut app, _) = full_app(100, 30);
+    app.error(
+        "Cannot save manuscript/001-volume/001-chapter/index.md: the disk is full, and the journal could not be written either; nothing was changed",
+    );
+    let screen = render(&mut app, 100, 30);
+    let bar = screen.lines().last().unwrap();
+    assert!(bar.contains("project 31.0k tok · $0.0842"), "{bar}");
+    assert!(bar.contains("? help"), "{bar}");
+    assert!(bar.contains("Cannot save"), "{bar}");
+    assert!(bar.contains('…'), "the message is cut with …: {bar}");
+    insta::assert_snapshot!("status_long_message_100x30", screen);
+}
+
+#[test]
+fn m_lists_every_status_message_newest_first_and_esc_closes() {
+    let (mut app, clock) = full_app(100, 30);
+    app.info("first message");
+    clock.advance(std::time::Duration::from_secs(65));
+    app.error("second message, an error");
+    clock.advance(std::time::Duration::from_secs(2));
+    app.message("third message", nbook::tui::app::MsgKind::Ok);
+    press(&mut app, "M");
+    assert!(
+        matches!(
+            app.overlay,
+            Some(nbook::tui::input::Overlay::Messages { .. })
+        ),
+        "{:?}",
+        app.overlay
+    );
+    let screen = render(&mut app, 100, 30);
+    let third = screen.find("third message").expect("third shown");
+    let second = screen.find("second message").expect("second shown");
+    let first = screen.find("first message").expect("first shown");
+    assert!(third < second && second < first, "newest first:\n{screen}");
+    assert!(screen.contains("10:01:49"), "with its time:\n{screen}");
+    assert!(screen.contains("error"), "with its kind:\n{screen}");
+    insta::assert_snapshot!("messages_overlay_100x30", screen);
+    press(&mut app, "<Esc>");
+    assert!(app.overlay.is_none());
+}
+
+#[test]
+fn the_message_log_scrolls_and_stops_at_its_end() {
+    let (mut app, _) = full_app(80, 24);
+    for i in 1..=60 {
+        app.info(format!("message {i:02}"));
+    }
+    press(&mut app, "M");
+    let top = render(&mut app, 80, 24);
+    assert!(top.contains("message 60"), "{top}");
+    press(&mut app, "G");
+    let bottom = render(&mut app, 80, 24);
+    assert!(bottom.contains("message 01"), "{bottom}");
+    let above_bar = bottom.lines().rev().skip(1).collect::<Vec<_>>().join("\n");
+    assert!(!above_bar.contains("message 60"), "{bottom}");
+    // The oldest message is on the last row inside the frame, not followed by blank rows.
+    let rows: Vec<&str> = bottom.lines().collect();
+    let frame_bottom = rows.iter().rposition(|r| r.contains('╰')).unwrap();
+    assert!(rows[frame_bottom - 1].contains("message 01"), "{bottom}");
+    press(&mut app, "j");
+    assert_eq!(render(&mut app, 80, 24), bottom);
+    press(&mut app, "g");
+    assert_eq!(render(&mut app, 80, 24), top);
+}
+
+#[test]
+fn the_message_log_with_nothing_in_it_says_so() {
+    let (mut app, _) = full_app(80, 24);
+    app.messages.clear();
+    press(&mut app, "M");
+    let screen = render(&mut app, 80, 24);
+    assert!(screen.contains("No status message yet"), "{screen}");
+}
+
+#[test]
+fn the_message_log_is_in_help_and_the_palette() {
+    let (mut app, _) = full_app(120, 40);
+    press(&mut app, "?");
+    let help = render(&mut app, 120, 40);
+    assert!(help.contains("Every status message of this run"), "{help}");
+    press(&mut app, "<Esc> :");
+    press(&mut app, "m e s s a g e s");
+    let palette = render(&mut app, 120, 40);
+    assert!(
+        palette.contains("Every status message of this run"),
+        "{palette}"
+    );
+    press(&mut app, "<Enter>");
+    assert!(matches!(
+        app.overlay,
+        Some(nbook::tui::input::Overlay::Messages { .. })
+    ));
+}

@@ -43,6 +43,7 @@ macro_rules! commands {
 commands! {
     Quit = "quit": "Quit nbook (asks first if an agent is busy or a call is pending)",
     Help = "help": "Show every key binding",
+    Messages = "messages": "Every status message of this run, newest first, with its time and kind",
     Palette = "palette": "Open the command palette",
     FocusNext = "focus_next": "Focus the next pane",
     FocusPrev = "focus_prev": "Focus the previous pane",

@@ -133,6 +133,8 @@ pub struct AppState {
     pub story: StoryState,
     pub world: WorldState,
     pub status: Option<StatusMsg>,
+    /// Every status message of this run, oldest first (the `M` overlay lists them).
+    pub messages: Vec<crate::tui::chrome::messages::LoggedMsg>,
     pub notices: Vec<String>,
     pub profiles: Vec<ProfileChoice>,
     pub models: Vec<String>,
@@ -167,6 +169,7 @@ impl AppState {
             story: StoryState::default(),
             world: WorldState::default(),
             status: None,
+            messages: Vec::new(),
             notices: init.notices,
             profiles: init.profiles,
             models: init.models,
@@ -184,6 +187,9 @@ impl AppState {
             if app.sessions.select_id(&id) {
                 app.focus = Pane::Sessions;
             }
+        }
+        for n in app.notices.clone() {
+            app.log_message(&n, MsgKind::Error);
         }
         if let Some(first) = app.notices.first().cloned() {
             app.status = Some(StatusMsg {
@@ -230,11 +236,25 @@ impl AppState {
     }
 
     pub fn message(&mut self, text: impl Into<String>, kind: MsgKind) {
+        let text = text.into();
+        self.log_message(&text, kind);
         self.status = Some(StatusMsg {
-            text: text.into(),
+            text,
             kind,
             until: Some(self.now() + MESSAGE_TTL),
         });
+    }
+
+    fn log_message(&mut self, text: &str, kind: MsgKind) {
+        let at = self.clock.wall();
+        crate::tui::chrome::messages::push(
+            &mut self.messages,
+            crate::tui::chrome::messages::LoggedMsg {
+                text: text.to_string(),
+                kind,
+                at,
+            },
+        );
     }
 
     /// The session the status bar and Shift+Tab talk about: the selected call's session when
@@ -506,6 +526,10 @@ impl AppState {
             }
             Command::Help => {
                 self.overlay = Some(Overlay::Help { scroll: 0 });
+                Vec::new()
+            }
+            Command::Messages => {
+                self.overlay = Some(Overlay::Messages { scroll: 0 });
                 Vec::new()
             }
             Command::Palette => {
