@@ -109,6 +109,7 @@ commands! {
     WorldZoomIn = "world_zoom_in": "World: zoom in (year → month → day → hour)",
     WorldZoomOut = "world_zoom_out": "World: zoom out (hour → day → month → year)",
     WorldJump = "world_jump": "World: jump the cursor to a time typed in the project calendar",
+    WorldFind = "world_find": "World: find a subject by name (fuzzy); Enter selects it",
     WorldFilter = "world_filter": "World: show subjects of the next type (then all types)",
     WorldMark = "world_mark": "World: mark instant A at the cursor for the diff (again on A: clear)",
     WorldState = "world_state": "World: show the selected subject's state at the cursor",
