@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
+use crossterm::event::{KeyEvent, KeyEventKind};
 
 use crate::engine::inputs::InputRequest;
 use crate::engine::jobs::JobSnapshot;
@@ -140,6 +140,8 @@ pub struct AppState {
     pub models: Vec<String>,
     /// Last keystroke into a text input (for the typing guard).
     pub last_typed: Option<Instant>,
+    /// The last click on a list row (double-clicks open it).
+    pub last_click: Option<crate::tui::mouse::LastClick>,
     pub wall_now: time::OffsetDateTime,
     /// Set whenever the state changed; the runtime draws and clears it.
     pub redraw: bool,
@@ -174,6 +176,7 @@ impl AppState {
             profiles: init.profiles,
             models: init.models,
             last_typed: None,
+            last_click: None,
             wall_now,
             redraw: true,
             notify: Default::default(),
@@ -440,7 +443,7 @@ impl AppState {
         self.world_reload()
     }
 
-    fn focus_pane(&mut self, pane: Pane) -> Vec<Effect> {
+    pub(crate) fn focus_pane(&mut self, pane: Pane) -> Vec<Effect> {
         self.focus = pane;
         if pane != Pane::Sessions {
             self.sessions.composing = false;
@@ -598,55 +601,6 @@ impl AppState {
             session_id: id,
             mode,
         }]
-    }
-
-    fn mouse(&mut self, m: crossterm::event::MouseEvent) -> Vec<Effect> {
-        if self.overlay.is_some() {
-            return match m.kind {
-                MouseEventKind::ScrollDown => self.overlay_command(Command::Down),
-                MouseEventKind::ScrollUp => self.overlay_command(Command::Up),
-                _ => Vec::new(),
-            };
-        }
-        let r = self.regions();
-        let hit = |rect: ratatui::layout::Rect| {
-            m.column >= rect.x
-                && m.column < rect.x + rect.width
-                && m.row >= rect.y
-                && m.row < rect.y + rect.height
-        };
-        let pane = Pane::ALL.into_iter().find(|p| hit(r.panes[p.index()]));
-        let in_detail = hit(r.detail);
-        match m.kind {
-            MouseEventKind::Down(MouseButton::Left) => match pane {
-                Some(p) => self.focus_pane(p),
-                None => Vec::new(),
-            },
-            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
-                let down = m.kind == MouseEventKind::ScrollDown;
-                if in_detail {
-                    let cmd = if down {
-                        Command::DetailDown
-                    } else {
-                        Command::DetailUp
-                    };
-                    return self.pane_command(cmd);
-                }
-                match pane {
-                    Some(p) => {
-                        let saved = self.focus;
-                        self.focus = p;
-                        let fx = self.pane_command(if down { Command::Down } else { Command::Up });
-                        if p != saved {
-                            self.focus = saved;
-                        }
-                        fx
-                    }
-                    None => Vec::new(),
-                }
-            }
-            _ => Vec::new(),
-        }
     }
 
     fn clamp_scrolls(&mut self) {

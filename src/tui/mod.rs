@@ -24,6 +24,7 @@ pub mod handover;
 pub mod input;
 pub mod keymap;
 pub mod keys;
+pub mod mouse;
 pub mod notify;
 pub mod runtime;
 pub mod sessions;
