@@ -133,6 +133,7 @@ commands! {
     PrevField = "prev_field": "Form: previous question / field",
     ToggleOption = "toggle_option": "Form: pick the option under the cursor (toggle it in a multi-choice question)",
     SkipQuestion = "skip_question": "Form: skip this question (again: answer it after all)",
+    Copy = "copy": "Copy to the clipboard (OSC 52): the path in Files, the shown brief in Story, the message in the transcript, the preview in Approvals",
 }
 
 impl Command {
@@ -467,5 +468,7 @@ pub enum Effect {
     /// Ring the bell and/or send a desktop notification (the run loop writes it to the
     /// terminal; rendering stays pure).
     Notify(crate::tui::notify::Notification),
+    /// Put this text on the clipboard through the terminal (OSC 52; the run loop writes it).
+    Clipboard(String),
     Quit,
 }

@@ -531,6 +531,7 @@ impl AppState {
                 self.overlay = Some(Overlay::Help { scroll: 0 });
                 Vec::new()
             }
+            Command::Copy => self.copy_selection(),
             Command::Messages => {
                 self.overlay = Some(Overlay::Messages { scroll: 0 });
                 Vec::new()

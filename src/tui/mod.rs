@@ -14,6 +14,7 @@ pub mod action;
 pub mod app;
 pub mod approvals;
 pub mod chrome;
+pub mod clipboard;
 pub mod clock;
 pub mod commands;
 mod events;
