@@ -117,5 +117,9 @@ fn the_osc52_sequence_is_base64_and_wrapped_for_tmux() {
     // UTF-8 bytes, so a CJK title survives.
     assert_eq!(osc52("港", false), "\x1b]52;c;5riv\x07");
     let t = osc52("hi", true);
-    assert_eq!(t, "\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\");
+    // Inside tmux: plain (for set-clipboard on), then through the passthrough.
+    assert_eq!(
+        t,
+        "\x1b]52;c;aGk=\x07\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"
+    );
 }

@@ -39,12 +39,15 @@ fn base64(bytes: &[u8]) -> String {
     out
 }
 
-/// The bytes that put `text` on the clipboard. `tmux`: nbook runs inside tmux, which passes
-/// the sequence on to the outer terminal only inside its DCS passthrough.
+/// The bytes that put `text` on the clipboard. `tmux`: nbook runs inside tmux, so the
+/// sequence goes twice: plain, which tmux itself takes with `set-clipboard on` (a paste
+/// buffer, and on to the outer terminal), and inside the DCS passthrough, which reaches the
+/// outer terminal with `allow-passthrough on`. Setting the clipboard twice to one text is
+/// harmless; either setting alone then works.
 pub fn osc52(text: &str, tmux: bool) -> String {
     let seq = format!("\x1b]52;c;{}\x07", base64(text.as_bytes()));
     if tmux {
-        crate::tui::notify::through_tmux(&seq)
+        format!("{seq}{}", crate::tui::notify::through_tmux(&seq))
     } else {
         seq
     }
