@@ -75,6 +75,7 @@ fn prompt_error(app: &AppState) -> Option<String> {
     match &app.overlay {
         Some(Overlay::World(o)) => match o.as_ref() {
             WorldOverlay::Jump { error, .. } => error.clone(),
+            WorldOverlay::Find { .. } => None,
         },
         _ => None,
     }

@@ -133,7 +133,14 @@ fn simple_examples() {
         "the era after may be left out"
     );
     let e = c.parse("AF 2, Smarch 3").unwrap_err().to_string();
-    assert!(e.contains("expected one of") && e.contains("Frost"), "{e}");
+    assert!(
+        e.contains(r#"expected "Frost", "Thaw""#) && e.contains(r#"or "Ice" for the month's name"#),
+        "{e}"
+    );
+    assert!(
+        !e.contains('{') && !e.contains('}'),
+        "no template placeholders: {e}"
+    );
     assert!(c
         .parse("AF 2, Thaw 31")
         .unwrap_err()

@@ -75,7 +75,7 @@ fn pane_queries() {
         .parse_time("next Tuesday")
         .unwrap_err()
         .to_string()
-        .contains("expected the form"));
+        .contains("write it like"));
 }
 
 #[test]

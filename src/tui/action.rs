@@ -43,6 +43,7 @@ macro_rules! commands {
 commands! {
     Quit = "quit": "Quit nbook (asks first if an agent is busy or a call is pending)",
     Help = "help": "Show every key binding",
+    Messages = "messages": "Every status message of this run, newest first, with its time and kind",
     Palette = "palette": "Open the command palette",
     FocusNext = "focus_next": "Focus the next pane",
     FocusPrev = "focus_prev": "Focus the previous pane",
@@ -108,6 +109,7 @@ commands! {
     WorldZoomIn = "world_zoom_in": "World: zoom in (year → month → day → hour)",
     WorldZoomOut = "world_zoom_out": "World: zoom out (hour → day → month → year)",
     WorldJump = "world_jump": "World: jump the cursor to a time typed in the project calendar",
+    WorldFind = "world_find": "World: find a subject by name (fuzzy); Enter selects it",
     WorldFilter = "world_filter": "World: show subjects of the next type (then all types)",
     WorldMark = "world_mark": "World: mark instant A at the cursor for the diff (again on A: clear)",
     WorldState = "world_state": "World: show the selected subject's state at the cursor",
@@ -132,6 +134,7 @@ commands! {
     PrevField = "prev_field": "Form: previous question / field",
     ToggleOption = "toggle_option": "Form: pick the option under the cursor (toggle it in a multi-choice question)",
     SkipQuestion = "skip_question": "Form: skip this question (again: answer it after all)",
+    Copy = "copy": "Copy to the clipboard (OSC 52): the path in Files, the shown brief in Story, the message in the transcript, the preview in Approvals",
 }
 
 impl Command {
@@ -495,5 +498,7 @@ pub enum Effect {
         ticket: Ticket,
         job: crate::tui::sessions::setup::SetupJob,
     },
+    /// Put this text on the clipboard through the terminal (OSC 52; the run loop writes it).
+    Clipboard(String),
     Quit,
 }

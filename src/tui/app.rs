@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{KeyEvent, KeyEventKind, MouseButton, MouseEventKind};
+use crossterm::event::{KeyEvent, KeyEventKind};
 
 use crate::engine::inputs::InputRequest;
 use crate::engine::jobs::JobSnapshot;
@@ -133,11 +133,15 @@ pub struct AppState {
     pub story: StoryState,
     pub world: WorldState,
     pub status: Option<StatusMsg>,
+    /// Every status message of this run, oldest first (the `M` overlay lists them).
+    pub messages: Vec<crate::tui::chrome::messages::LoggedMsg>,
     pub notices: Vec<String>,
     pub profiles: Vec<ProfileChoice>,
     pub models: Vec<String>,
     /// Last keystroke into a text input (for the typing guard).
     pub last_typed: Option<Instant>,
+    /// The last click on a list row (double-clicks open it).
+    pub last_click: Option<crate::tui::mouse::LastClick>,
     pub wall_now: time::OffsetDateTime,
     /// Set whenever the state changed; the runtime draws and clears it.
     pub redraw: bool,
@@ -172,10 +176,12 @@ impl AppState {
             story: StoryState::default(),
             world: WorldState::default(),
             status: None,
+            messages: Vec::new(),
             notices: init.notices,
             profiles: init.profiles,
             models: init.models,
             last_typed: None,
+            last_click: None,
             wall_now,
             redraw: true,
             notify: Default::default(),
@@ -194,6 +200,9 @@ impl AppState {
             if app.sessions.select_id(&id) {
                 app.focus = Pane::Sessions;
             }
+        }
+        for n in app.notices.clone() {
+            app.log_message(&n, MsgKind::Error);
         }
         if let Some(first) = app.notices.first().cloned() {
             app.status = Some(StatusMsg {
@@ -240,11 +249,25 @@ impl AppState {
     }
 
     pub fn message(&mut self, text: impl Into<String>, kind: MsgKind) {
+        let text = text.into();
+        self.log_message(&text, kind);
         self.status = Some(StatusMsg {
-            text: text.into(),
+            text,
             kind,
             until: Some(self.now() + MESSAGE_TTL),
         });
+    }
+
+    fn log_message(&mut self, text: &str, kind: MsgKind) {
+        let at = self.clock.wall();
+        crate::tui::chrome::messages::push(
+            &mut self.messages,
+            crate::tui::chrome::messages::LoggedMsg {
+                text: text.to_string(),
+                kind,
+                at,
+            },
+        );
     }
 
     /// The session the status bar and Shift+Tab talk about: the selected call's session when
@@ -456,7 +479,7 @@ impl AppState {
         self.world_reload()
     }
 
-    fn focus_pane(&mut self, pane: Pane) -> Vec<Effect> {
+    pub(crate) fn focus_pane(&mut self, pane: Pane) -> Vec<Effect> {
         self.focus = pane;
         if pane != Pane::Sessions {
             self.sessions.composing = false;
@@ -544,6 +567,11 @@ impl AppState {
                 self.overlay = Some(Overlay::Help { scroll: 0 });
                 Vec::new()
             }
+            Command::Copy => self.copy_selection(),
+            Command::Messages => {
+                self.overlay = Some(Overlay::Messages { scroll: 0 });
+                Vec::new()
+            }
             Command::Palette => {
                 self.open_palette();
                 Vec::new()
@@ -611,55 +639,6 @@ impl AppState {
             session_id: id,
             mode,
         }]
-    }
-
-    fn mouse(&mut self, m: crossterm::event::MouseEvent) -> Vec<Effect> {
-        if self.overlay.is_some() {
-            return match m.kind {
-                MouseEventKind::ScrollDown => self.overlay_command(Command::Down),
-                MouseEventKind::ScrollUp => self.overlay_command(Command::Up),
-                _ => Vec::new(),
-            };
-        }
-        let r = self.regions();
-        let hit = |rect: ratatui::layout::Rect| {
-            m.column >= rect.x
-                && m.column < rect.x + rect.width
-                && m.row >= rect.y
-                && m.row < rect.y + rect.height
-        };
-        let pane = Pane::ALL.into_iter().find(|p| hit(r.panes[p.index()]));
-        let in_detail = hit(r.detail);
-        match m.kind {
-            MouseEventKind::Down(MouseButton::Left) => match pane {
-                Some(p) => self.focus_pane(p),
-                None => Vec::new(),
-            },
-            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
-                let down = m.kind == MouseEventKind::ScrollDown;
-                if in_detail {
-                    let cmd = if down {
-                        Command::DetailDown
-                    } else {
-                        Command::DetailUp
-                    };
-                    return self.pane_command(cmd);
-                }
-                match pane {
-                    Some(p) => {
-                        let saved = self.focus;
-                        self.focus = p;
-                        let fx = self.pane_command(if down { Command::Down } else { Command::Up });
-                        if p != saved {
-                            self.focus = saved;
-                        }
-                        fx
-                    }
-                    None => Vec::new(),
-                }
-            }
-            _ => Vec::new(),
-        }
     }
 
     fn clamp_scrolls(&mut self) {

@@ -1,4 +1,4 @@
-//! Overlays (help, palette, finder, confirm-quit, reject reason, argument editor, approval
+//! Overlays (help, the message log, palette, finder, confirm-quit, reject reason, argument editor, approval
 //! detail, the answer and new-session forms, the project-config trust prompt) and the text fields inside them (tui-textarea).
 //! Keys reach a text field only when no `[input]` (or `[form]`, `[composer]`) binding claims
 //! them; every keystroke there arms the approval typing guard.
@@ -45,6 +45,10 @@ pub enum Overlay {
         call_id: String,
         scroll: usize,
     },
+    /// The message log (`M`), scrolled by screen rows.
+    Messages {
+        scroll: usize,
+    },
     /// Searching an approval preview (`/`); `back` is the detail to return to (call, scroll),
     /// `None` when the search started in the pane.
     DiffSearch {
@@ -81,6 +85,7 @@ impl Overlay {
             Overlay::RejectReason { .. } => "reject_reason",
             Overlay::EditArgs { .. } => "edit_args",
             Overlay::Detail { .. } => "detail",
+            Overlay::Messages { .. } => "messages",
             Overlay::DiffSearch { .. } => "diff_search",
             Overlay::Story(o) => o.name(),
             Overlay::World(o) => o.name(),

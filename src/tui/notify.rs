@@ -44,7 +44,7 @@ fn clean(text: &str, semicolons: bool) -> String {
 
 /// A sequence for the terminal outside tmux: tmux passes it on only inside its DCS
 /// passthrough (`allow-passthrough on`), with every ESC doubled.
-fn through_tmux(seq: &str) -> String {
+pub(crate) fn through_tmux(seq: &str) -> String {
     format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b"))
 }
 

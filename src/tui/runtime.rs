@@ -161,7 +161,7 @@ impl Executor {
         match fx {
             Effect::Quit => return true,
             // The terminal's: the run loop handles these before the executor sees them.
-            Effect::Editor(_) | Effect::Notify(_) => {
+            Effect::Editor(_) | Effect::Notify(_) | Effect::Clipboard(_) => {
                 tracing::warn!("a terminal effect reached the executor; ignored");
             }
             Effect::TrustProjectConfig {
@@ -648,6 +648,20 @@ fn notify(term: &mut Term, n: &crate::tui::notify::Notification) {
     }
 }
 
+/// Put text on the clipboard through the terminal (OSC 52; outside the frame: it draws
+/// nothing).
+fn copy_to_clipboard(term: &mut Term, text: &str) {
+    use std::io::Write as _;
+    let tmux = std::env::var_os("TMUX").is_some();
+    let out = term.backend_mut();
+    if let Err(e) = out
+        .write_all(crate::tui::clipboard::osc52(text, tmux).as_bytes())
+        .and_then(|()| out.flush())
+    {
+        tracing::warn!("cannot write to the clipboard through the terminal: {e}");
+    }
+}
+
 /// Run the UI until the author quits. The subscriptions in `sources` must have been made
 /// before `app` read the engine's queue and job list, so nothing falls in between.
 /// `handover` lends the terminal to the author's editor and the shell (`TerminalHandover`
@@ -732,6 +746,7 @@ pub async fn run_loop(
                         app.redraw = true;
                     }
                     Effect::Notify(n) => notify(term, &n),
+                    Effect::Clipboard(text) => copy_to_clipboard(term, &text),
                     e => quit |= exec.execute(e),
                 }
                 if quit {

@@ -5,6 +5,7 @@
 
 pub mod detail;
 pub mod layout;
+pub mod messages;
 pub mod overlay_update;
 pub mod overlays;
 pub mod panes;

@@ -116,6 +116,9 @@ impl AppState {
     fn overlay_scroll_max(&self) -> usize {
         match &self.overlay {
             Some(Overlay::Help { .. }) => overlays::help_rows(self).len().saturating_sub(1),
+            Some(Overlay::Messages { .. }) => {
+                crate::tui::chrome::messages::scroll_max(self, self.size)
+            }
             Some(Overlay::Detail { call_id, .. }) => self
                 .approvals
                 .get(call_id)
@@ -124,9 +127,14 @@ impl AppState {
                         self,
                         crate::tui::approvals::preview::Where::Detail,
                     );
-                    overlays::detail_items(self, c, width)
-                        .len()
-                        .saturating_sub(1)
+                    let inside = overlays::request_inside(ratatui::layout::Rect::new(
+                        0,
+                        0,
+                        self.size.0,
+                        self.size.1,
+                    ));
+                    let items = overlays::detail_items(self, c, width);
+                    overlays::last_page_start(self, &items, width, inside.height as usize)
                 })
                 .unwrap_or(0),
             _ => 0,
@@ -157,7 +165,9 @@ impl AppState {
             return Vec::new();
         };
         match overlay {
-            Overlay::Help { scroll } | Overlay::Detail { scroll, .. } => {
+            Overlay::Help { scroll }
+            | Overlay::Detail { scroll, .. }
+            | Overlay::Messages { scroll } => {
                 let page = (self.size.1 as usize).saturating_sub(6).max(1);
                 match cmd {
                     Command::Down => *scroll += 1,
@@ -166,9 +176,11 @@ impl AppState {
                     Command::PageUp | Command::DetailUp => *scroll = scroll.saturating_sub(page),
                     Command::Top => *scroll = 0,
                     Command::Bottom => *scroll = max,
-                    Command::Cancel | Command::Confirm | Command::Detail | Command::Help => {
-                        self.overlay = None
-                    }
+                    Command::Cancel
+                    | Command::Confirm
+                    | Command::Detail
+                    | Command::Help
+                    | Command::Messages => self.overlay = None,
                     Command::Quit => {
                         self.overlay = None;
                         return self.update(crate::tui::action::Action::Cmd(Command::Quit));
@@ -176,8 +188,11 @@ impl AppState {
                     c if c.is_approval_key() => return self.approval_command(c),
                     _ => {}
                 }
-                if let Some(Overlay::Help { scroll } | Overlay::Detail { scroll, .. }) =
-                    &mut self.overlay
+                if let Some(
+                    Overlay::Help { scroll }
+                    | Overlay::Detail { scroll, .. }
+                    | Overlay::Messages { scroll },
+                ) = &mut self.overlay
                 {
                     *scroll = (*scroll).min(max);
                 }

@@ -230,6 +230,7 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
         Overlay::World(o) => crate::tui::world::view::draw_overlay(app, o, area, buf),
         Overlay::Trust(p) => crate::tui::chrome::trust::draw(app, p, area, buf),
         Overlay::Detail { call_id, scroll } => draw_request(app, call_id, *scroll, area, buf),
+        Overlay::Messages { scroll } => crate::tui::chrome::messages::draw(app, *scroll, area, buf),
         Overlay::DiffSearch { input, back } => {
             if let Some((call_id, scroll)) = back {
                 draw_request(app, call_id, *scroll, area, buf);
@@ -250,11 +251,7 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
 
 /// The full-screen request: everything [`detail_items`] lists, from `scroll` on.
 fn draw_request(app: &AppState, call_id: &str, scroll: usize, area: Rect, buf: &mut Buffer) {
-    let r = centered(
-        area,
-        area.width.saturating_sub(2),
-        area.height.saturating_sub(1),
-    );
+    let r = request_frame(area);
     let inside = overlay_frame("Request — Esc closes", r, buf, &app.theme);
     let Some(call) = app.approvals.get(call_id) else {
         put_line(
@@ -416,6 +413,35 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
         }
     }
     rows
+}
+
+/// The full-screen request's frame in a screen of `area`.
+fn request_frame(area: Rect) -> Rect {
+    centered(
+        area,
+        area.width.saturating_sub(2),
+        area.height.saturating_sub(1),
+    )
+}
+
+/// The rows inside the full-screen request's frame in a screen of `area`.
+pub fn request_inside(area: Rect) -> Rect {
+    ratatui::widgets::Block::bordered().inner(request_frame(area))
+}
+
+/// The first of `items` on the last screenful `height` rows tall at `width`: scrolling
+/// further would leave rows under the end blank (`G` went there and showed one line).
+pub fn last_page_start(app: &AppState, items: &[Item], width: u16, height: usize) -> usize {
+    let mut used = 0;
+    for i in (0..items.len()).rev() {
+        used += rows(app, &items[i..=i], width)
+            .map(|(l, indent)| wrap_line(&l, width as usize, indent).len())
+            .sum::<usize>();
+        if used > height {
+            return (i + 1).min(items.len().saturating_sub(1));
+        }
+    }
+    0
 }
 
 /// Everything the full-screen detail shows: the request, the arguments, the options.

@@ -1,5 +1,6 @@
-//! Fuzzy matching with nucleo for the file finder (all project paths, matched off the UI task)
-//! and the command palette (a few dozen commands, matched inline). Results carry the matched
+//! Fuzzy matching with nucleo for the file finder (all project paths, matched off the UI task),
+//! the command palette (a few dozen commands, matched inline) and the World pane's subject
+//! finder (the listed subjects' names, matched inline). Results carry the matched
 //! character positions so the view can highlight them.
 
 use nucleo::pattern::{CaseMatching, Normalization, Pattern};
@@ -24,15 +25,35 @@ pub fn fuzzy_match<'a>(
     paths: bool,
     limit: usize,
 ) -> Vec<FinderMatch> {
+    fuzzy_match_indexed(query, items, paths, limit)
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect()
+}
+
+/// [`fuzzy_match`], each match with the position of its item in `items` (so items with the
+/// same text, two subjects with one name, stay apart).
+pub fn fuzzy_match_indexed<'a>(
+    query: &str,
+    items: impl IntoIterator<Item = &'a str>,
+    paths: bool,
+    limit: usize,
+) -> Vec<(usize, FinderMatch)> {
     let query = query.trim();
     if query.is_empty() {
         return items
             .into_iter()
             .take(limit)
-            .map(|t| FinderMatch {
-                text: t.to_string(),
-                indices: Vec::new(),
-                score: 0,
+            .enumerate()
+            .map(|(i, t)| {
+                (
+                    i,
+                    FinderMatch {
+                        text: t.to_string(),
+                        indices: Vec::new(),
+                        score: 0,
+                    },
+                )
             })
             .collect();
     }
@@ -54,16 +75,19 @@ pub fn fuzzy_match<'a>(
     scored.truncate(limit);
     scored
         .into_iter()
-        .map(|(score, _, item)| {
+        .map(|(score, i, item)| {
             let mut indices = Vec::new();
             pattern.indices(Utf32Str::new(item, &mut buf), &mut matcher, &mut indices);
             indices.sort_unstable();
             indices.dedup();
-            FinderMatch {
-                text: item.to_string(),
-                indices,
-                score,
-            }
+            (
+                i,
+                FinderMatch {
+                    text: item.to_string(),
+                    indices,
+                    score,
+                },
+            )
         })
         .collect()
 }

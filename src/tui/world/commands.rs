@@ -21,6 +21,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::WorldZoomIn, "zoom in"),
         c(Command::WorldZoomOut, "zoom out"),
         c(Command::WorldJump, "jump"),
+        c(Command::WorldFind, "find"),
         c(Command::WorldFilter, "filter"),
         c(Command::WorldMark, "mark A"),
         // The tab bar: one hint per tab, labelled as the tab.

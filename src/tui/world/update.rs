@@ -485,6 +485,9 @@ impl AppState {
         if cmd == Command::Refresh {
             return self.world_reload();
         }
+        if cmd == Command::WorldFind {
+            return self.world_open_find();
+        }
         if self.world.reader.is_none() || self.world.is_empty() {
             return Vec::new();
         }
@@ -587,6 +590,33 @@ impl AppState {
         }
         let w = &mut self.world;
         w.offset = window_offset(w.offset, w.selected, page, len);
+        self.world_sync()
+    }
+
+    /// Select the `i`th listed subject (the finder's choice) and ask for its state.
+    pub(crate) fn world_select_subject(&mut self, i: usize) -> Vec<Effect> {
+        let page = self
+            .regions()
+            .list_height(Pane::World)
+            .saturating_sub(1)
+            .max(1);
+        let w = &mut self.world;
+        let Some(list) = w.subject_list().cloned() else {
+            return Vec::new();
+        };
+        let Some(s) = list.get(i) else {
+            return Vec::new();
+        };
+        if w.selected != i {
+            w.selected = i;
+            w.selected_id = Some(s.id.clone());
+            if w.tab != WorldTab::Issues {
+                w.detail_scroll = 0;
+            }
+            self.world_anchor_track();
+        }
+        let w = &mut self.world;
+        w.offset = window_offset(w.offset, w.selected, page, list.len());
         self.world_sync()
     }
 

@@ -92,6 +92,18 @@ impl Gregorian {
         })
     }
 
+    /// A text in this calendar's form, for messages: 2020-04-12 18:00 as this format writes it.
+    fn example(&self) -> String {
+        template::render(&self.pieces, &|name| match name {
+            "era" | "eraName" => Val::Text(self.era_after.clone()),
+            "year" => Val::Num(2020),
+            "month" => Val::Num(4),
+            "day" => Val::Num(12),
+            "hour" => Val::Num(18),
+            _ => Val::Num(0),
+        })
+    }
+
     pub fn parse(&self, text: &str) -> Result<i64, CalendarError> {
         // An empty era is allowed to stand for era_after ("2020-01-01" with era_after "AD ").
         let mut eras = vec![self.era_after.clone(), self.era_before.clone()];
@@ -107,7 +119,7 @@ impl Gregorian {
             text,
             &kind,
             &|n| matches!(n, "hour" | "minute" | "second"),
-            &self.format,
+            &self.example(),
         )?;
         let bad = |why: String| CalendarError::Unreadable {
             text: text.to_string(),
@@ -279,7 +291,18 @@ mod tests {
             .parse("yesterday")
             .unwrap_err()
             .to_string()
-            .contains("expected the form"));
+            .contains("write it like \"2020-04-12 18:00\""));
+        // No template placeholders reach the author, whatever went wrong.
+        for bad in [
+            "yesterday",
+            "2020-",
+            "2020-04-12 18:00 extra",
+            "2020-xx-01",
+            "BC",
+        ] {
+            let e = g.parse(bad).unwrap_err().to_string();
+            assert!(!e.contains('{') && !e.contains('}'), "{bad}: {e}");
+        }
         assert!(g
             .parse("999999999999-01-01")
             .unwrap_err()

@@ -228,7 +228,7 @@ impl Simple {
             let unit = n.strip_suffix("Name").unwrap_or(n);
             self.units.iter().any(|u| u.name == unit && u.size < day)
         };
-        let v = template::read(&self.pieces, text, &kind, &optional, &self.format)?;
+        let v = template::read(&self.pieces, text, &kind, &optional, &self.format(0))?;
         let bad = |why: String| CalendarError::Unreadable {
             text: text.to_string(),
             why,
@@ -348,6 +348,11 @@ pub(crate) mod tests {
             .to_string()
             .contains("day 31"));
         assert!(c.parse("0-01-01").is_err());
+        // The author reads a sentence and an example in this calendar, not its template.
+        let e = c.parse("yesterday").unwrap_err().to_string();
+        assert!(!e.contains('{') && !e.contains('}'), "{e}");
+        assert!(e.contains("a number for the year"), "{e}");
+        assert!(e.contains("write it like \"1-01-01 00:00\""), "{e}");
         let named = Simple::new("BE ", "", "second", "{day} {monthName} {year}", &{
             let mut d = sample_defs();
             d.truncate(5);

@@ -101,18 +101,21 @@ pub fn render(pieces: &[Piece], value: &dyn Fn(&str) -> Val) -> String {
 }
 
 /// Read `input` against the template. Returns token name → value (numbers as read, names as
-/// their index). `optional` tokens may be missing at the end of the input.
+/// their index). `optional` tokens may be missing at the end of the input. `example` is a
+/// text in the calendar's form (a formatted instant): errors reach the author, who did not
+/// write the template, so they name the parts in words and show the example, never the
+/// template's placeholders.
 pub fn read(
     pieces: &[Piece],
     input: &str,
     kind: &dyn Fn(&str) -> TokenKind,
     optional: &dyn Fn(&str) -> bool,
-    expected: &str,
+    example: &str,
 ) -> Result<BTreeMap<String, i128>, CalendarError> {
     let text = input.trim();
     let fail = |why: String| CalendarError::Unreadable {
         text: input.to_string(),
-        why: format!("{why}; expected the form {expected:?}"),
+        why: format!("{why}; write it like {example:?}"),
     };
     let mut pos = 0usize;
     let mut out = BTreeMap::new();
@@ -144,16 +147,21 @@ pub fn read(
                     };
                     if take == 0 {
                         return Err(fail(format!(
-                            "expected a number for {{{name}}} at {:?}",
+                            "expected a number for {} at {:?}",
+                            part(name),
                             shorten(rest)
                         )));
                     }
                     if take > 30 {
-                        return Err(fail(format!("the number for {{{name}}} is too long")));
+                        return Err(fail(format!("the number for {} is too long", part(name))));
                     }
-                    let n: i128 = rest[..take]
-                        .parse()
-                        .map_err(|_| fail(format!("bad number for {{{name}}}")))?;
+                    let n: i128 = rest[..take].parse().map_err(|_| {
+                        fail(format!(
+                            "{:?} is not a number for {}",
+                            &rest[..take],
+                            part(name)
+                        ))
+                    })?;
                     insert(&mut out, name, n).map_err(|e| fail(e.to_string()))?;
                     pos += take;
                 }
@@ -166,7 +174,9 @@ pub fn read(
                         .max_by_key(|(_, n)| n.len());
                     let Some((idx, n)) = best else {
                         return Err(fail(format!(
-                            "expected one of {names:?} for {{{name}}} at {:?}",
+                            "expected {} for {} at {:?}",
+                            one_of(&names),
+                            part(name),
                             shorten(rest)
                         )));
                     };
@@ -187,13 +197,41 @@ pub fn read(
 
 /// A token read twice from one text with two different values.
 #[derive(Debug, thiserror::Error)]
-#[error("{{{0}}} appears twice with different values")]
+#[error("{0} appears twice with different values")]
 struct Conflict(String);
 
 fn insert(out: &mut BTreeMap<String, i128>, name: &str, v: i128) -> Result<(), Conflict> {
     match out.insert(name.to_string(), v) {
-        Some(old) if old != v => Err(Conflict(name.into())),
+        Some(old) if old != v => Err(Conflict(part(name))),
         _ => Ok(()),
+    }
+}
+
+/// A token named for the author: "year" → "the year", "monthName" → "the month's name",
+/// "era" → "the era".
+fn part(token: &str) -> String {
+    match token.strip_suffix("Name") {
+        Some(unit) if !unit.is_empty() => format!("the {unit}'s name"),
+        _ => format!("the {token}"),
+    }
+}
+
+/// `"Frost", "Thaw" or "Seed"`; an empty name (an era written as nothing) reads "nothing".
+fn one_of(names: &[String]) -> String {
+    let shown: Vec<String> = names
+        .iter()
+        .map(|n| {
+            if n.is_empty() {
+                "nothing".to_string()
+            } else {
+                format!("{n:?}")
+            }
+        })
+        .collect();
+    match shown.split_last() {
+        None => "a name".into(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
     }
 }
 

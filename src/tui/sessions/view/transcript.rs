@@ -17,7 +17,9 @@ use crate::tui::keymap::Context;
 use crate::tui::sessions::{Delivery, Entry, NoteKind, Outcome, Outgoing, TaskList, TaskStatus};
 use crate::tui::theme::Theme;
 use crate::tui::widgets::wrap::Row;
-use crate::tui::widgets::wrap::{draw_bottom_up, draw_top_down, fit_width, Cut, NO_WRAP};
+use crate::tui::widgets::wrap::{
+    draw_bottom_up, draw_top_down, fit_width, wrap_line, Cut, NO_WRAP,
+};
 use unicode_width::UnicodeWidthStr;
 
 /// Shorten to `max` display columns keeping both ends ("manuscript/…/index.md").
@@ -366,30 +368,79 @@ pub(super) fn transcript(app: &AppState, area: Rect, buf: &mut Buffer) {
         .unwrap_or_default()
         .into_iter()
         .rev();
-    let entries = tr.entries[..(anchor + 1).min(tr.entries.len())]
-        .iter()
-        .enumerate()
-        .rev()
-        .flat_map(|(i, e)| {
-            let expanded = e.call_id().is_some_and(|id| tr.expanded.contains(id));
-            let mut rows = entry_rows(app, e, width, expanded);
-            if cursor == Some(i) {
-                for (l, _) in rows.iter_mut() {
-                    l.style = sel;
-                }
+    let rows_of = |i: usize| {
+        let e = &tr.entries[i];
+        let expanded = e.call_id().is_some_and(|id| tr.expanded.contains(id));
+        let mut rows = entry_rows(app, e, width, expanded);
+        if cursor == Some(i) {
+            for (l, _) in rows.iter_mut() {
+                l.style = sel;
             }
-            rows.into_iter().rev()
-        });
-    draw_bottom_up(body, buf, pending.chain(live).chain(entries));
-    if !following {
-        let more = Line::from(Span::styled(
-            format!(
-                " ↓ {} more — {} follows the end ",
-                last - anchor,
-                key(app, Command::Follow, Context::Sessions)
-            ),
-            t.badge,
-        ));
-        put_line(buf, body, body.height.saturating_sub(1), &more);
+        }
+        rows
+    };
+    if following {
+        let entries = (0..tr.entries.len())
+            .rev()
+            .flat_map(|i| rows_of(i).into_iter().rev());
+        draw_bottom_up(body, buf, pending.chain(live).chain(entries));
+        return;
     }
+    // Scrolled up: the banner has a row of its own under the entries, so it never covers the
+    // anchored (selected) entry.
+    let list = Rect::new(body.x, body.y, body.width, body.height.saturating_sub(1));
+    let height = list.height as usize;
+    // When the entries up to the anchor do not fill the screen, the transcript's top is
+    // shown from its first row instead of one entry under a blank screen.
+    let mut above = 0;
+    let mut fills = false;
+    for i in (0..=anchor).rev() {
+        above += rows_height(&rows_of(i), width);
+        if above >= height {
+            fills = true;
+            break;
+        }
+    }
+    let shown_last = if fills {
+        draw_bottom_up(
+            list,
+            buf,
+            (0..=anchor)
+                .rev()
+                .flat_map(|i| rows_of(i).into_iter().rev()),
+        );
+        anchor
+    } else {
+        let mut used = 0;
+        let mut last_whole = anchor;
+        for i in 0..tr.entries.len() {
+            let h = rows_height(&rows_of(i), width);
+            if used + h > height {
+                break;
+            }
+            used += h;
+            last_whole = i;
+        }
+        draw_top_down(list, buf, (0..tr.entries.len()).flat_map(rows_of));
+        last_whole.max(anchor)
+    };
+    if shown_last >= last {
+        return;
+    }
+    let more = Line::from(Span::styled(
+        format!(
+            " ↓ {} more — {} follows the end ",
+            last - shown_last,
+            key(app, Command::Follow, Context::Sessions)
+        ),
+        t.badge,
+    ));
+    put_line(buf, body, body.height.saturating_sub(1), &more);
+}
+
+/// Screen rows `rows` take at `width` once wrapped.
+fn rows_height(rows: &[Row], width: usize) -> usize {
+    rows.iter()
+        .map(|(l, indent)| wrap_line(l, width, *indent).len())
+        .sum()
 }

@@ -524,5 +524,82 @@ pub fn draw_overlay(app: &AppState, o: &WorldOverlay, area: Rect, buf: &mut Buff
             ]);
             put_line(buf, inside, inside.height.saturating_sub(1), &hint);
         }
+        WorldOverlay::Find {
+            input,
+            hits,
+            selected,
+        } => draw_find(app, input, hits, *selected, area, buf),
+    }
+}
+
+/// The subject finder: the typed name, a rule, then the matches (kind, name with the matched
+/// characters highlighted, id), the selected one highlighted, scrolled to keep it in view.
+fn draw_find(
+    app: &AppState,
+    input: &tui_textarea::TextArea<'static>,
+    hits: &[(usize, crate::tui::files::finder::FinderMatch)],
+    selected: usize,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    let t = &app.theme;
+    let Some(list) = app.world.subject_list() else {
+        return;
+    };
+    let r = centered(area, 80, area.height.saturating_sub(4).min(22));
+    let title = format!(
+        "Find a subject — {} {}{}",
+        thousands(list.len() as i64),
+        crate::text::noun(list.len(), "subject", "subjects"),
+        app.world
+            .filter
+            .as_ref()
+            .map(|f| format!(" of type {f}"))
+            .unwrap_or_default()
+    );
+    let inside = overlay_frame(&title, r, buf, t);
+    if inside.height == 0 {
+        return;
+    }
+    input.render(Rect::new(inside.x, inside.y, inside.width, 1), buf);
+    if inside.height > 1 {
+        buf.set_string(
+            inside.x,
+            inside.y + 1,
+            "─".repeat(inside.width as usize),
+            t.dim,
+        );
+    }
+    let h = inside.height.saturating_sub(2) as usize;
+    if hits.is_empty() {
+        put_line(
+            buf,
+            inside,
+            2,
+            &Line::from(Span::styled(
+                "No subject's name matches: type fewer letters, or Esc.",
+                t.dim,
+            )),
+        );
+        return;
+    }
+    let start = selected.saturating_sub(h.max(1) - 1);
+    for (row, (i, (idx, m))) in hits.iter().enumerate().skip(start).take(h).enumerate() {
+        let Some(s) = list.get(*idx) else { continue };
+        let y = row as u16 + 2;
+        let mut spans = vec![Span::styled(format!("{:<10} ", s.kind), t.dim)];
+        spans.extend(crate::tui::chrome::highlighted(
+            &s.name, &m.indices, t.text, t.matched,
+        ));
+        spans.push(Span::styled(format!("  {}", s.id), t.dim));
+        let mut line = Line::from(spans);
+        if i == selected {
+            line = line.style(t.selection);
+            buf.set_style(
+                Rect::new(inside.x, inside.y + y, inside.width, 1),
+                t.selection,
+            );
+        }
+        put_line(buf, inside, y, &line);
     }
 }
