@@ -35,10 +35,11 @@ pub enum Context {
     /// While a search is active in an approval preview: its next / previous match and its end
     /// (looked up before `Approvals`, so `n` finds the next match and rejects again after).
     DiffSearch,
+    Board,
 }
 
 impl Context {
-    pub const ALL: [Context; 13] = [
+    pub const ALL: [Context; 14] = [
         Context::Global,
         Context::Files,
         Context::Story,
@@ -52,6 +53,7 @@ impl Context {
         Context::Composer,
         Context::Form,
         Context::DiffSearch,
+        Context::Board,
     ];
 
     pub fn name(self) -> &'static str {
@@ -69,6 +71,7 @@ impl Context {
             Context::Composer => "composer",
             Context::Form => "form",
             Context::DiffSearch => "diff_search",
+            Context::Board => "board",
         }
     }
 
@@ -101,7 +104,7 @@ impl std::error::Error for KeymapError {}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Keymap {
-    sections: [Vec<Binding>; 13],
+    sections: [Vec<Binding>; 14],
 }
 
 #[derive(Deserialize)]
@@ -120,6 +123,7 @@ struct FileDe {
     composer: Option<SectionDe>,
     form: Option<SectionDe>,
     diff_search: Option<SectionDe>,
+    board: Option<SectionDe>,
 }
 
 #[derive(Deserialize)]
@@ -179,6 +183,7 @@ impl Keymap {
             (Context::Composer, de.composer),
             (Context::Form, de.form),
             (Context::DiffSearch, de.diff_search),
+            (Context::Board, de.board),
         ];
         for (ctx, section) in sections {
             let Some(section) = section else { continue };
