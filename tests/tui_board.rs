@@ -249,6 +249,16 @@ fn n_creates_a_task_as_the_author() {
     keys(&b, &mut a, "<Enter>");
     assert!(a.overlay.is_none());
     assert_eq!(task(&b, "NB-001").title, "Draft chapter 3");
+    // A second one becomes the selected card.
+    keys(&b, &mut a, "n");
+    for c in ["o", "k", "<Enter>"] {
+        keys(&b, &mut a, c);
+    }
+    assert_eq!(
+        a.board.selected_task().map(|t| t.id.as_str()),
+        Some("NB-002")
+    );
+    keys(&b, &mut a, "k");
     assert_eq!(
         a.board.selected_task().map(|t| t.id.as_str()),
         Some("NB-001")

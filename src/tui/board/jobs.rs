@@ -51,8 +51,9 @@ pub enum BoardJob {
 pub enum BoardJobResult {
     Loaded(Result<BoardOverview, String>),
     Detail(String, Result<Box<BoardTaskDetail>, String>),
-    /// The tool's own sentence ("NB-002 moved to Review.") or why nothing changed.
-    Written(BoardWrite, Result<String, String>),
+    /// The tool's own sentence ("NB-002 moved to Review.") and the task it names, or why
+    /// nothing changed.
+    Written(BoardWrite, Result<(String, Option<String>), String>),
 }
 
 pub fn load(read: &ReadModel) -> Result<BoardOverview, String> {
@@ -93,12 +94,21 @@ fn failure(r: &CallResult) -> String {
 }
 
 /// Make the write as the author: previewed, then called on that preview.
-pub fn write(engine: &Arc<Engine>, w: &BoardWrite) -> Result<String, String> {
+pub fn write(engine: &Arc<Engine>, w: &BoardWrite) -> Result<(String, Option<String>), String> {
     let (tool, args) = w.call();
     let preview = block_on(engine.author_preview(tool, &args))?.map_err(|r| failure(&r))?;
     let r = block_on(engine.author_call(tool, args, Some(&preview)))?;
     if !r.ok {
         return Err(failure(&r));
     }
-    Ok(r.content.lines().next().unwrap_or_default().to_string())
+    let task = r
+        .details
+        .as_ref()
+        .and_then(|d| d.get("taskId"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok((
+        r.content.lines().next().unwrap_or_default().to_string(),
+        task,
+    ))
 }

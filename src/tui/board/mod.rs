@@ -58,13 +58,18 @@ pub struct BoardState {
     pub detail_scroll: usize,
     /// A write in flight (a second key waits for it).
     pub writing: Option<Ticket>,
+    /// The task to select when the next overview lands (the one a write named).
+    pub select_after: Option<String>,
 }
 
 impl BoardState {
     /// Take a fresh overview: rebuild the rows, keep the selected task selected if it is
     /// still there.
     pub fn set_data(&mut self, data: BoardOverview) {
-        let keep = self.selected_task().map(|t| t.id.clone());
+        let keep = self
+            .select_after
+            .take()
+            .or_else(|| self.selected_task().map(|t| t.id.clone()));
         self.columns = DEFAULT_COLUMNS
             .iter()
             .map(|(id, name)| (id.to_string(), name.to_string()))

@@ -194,10 +194,14 @@ impl AppState {
                 }
                 self.board.writing = None;
                 match r {
-                    Ok(text) => self.message(
-                        format!("{text} (logged in the author session)"),
-                        MsgKind::Ok,
-                    ),
+                    Ok((text, task)) => {
+                        // The task the change names stays (or, when new, becomes) selected.
+                        self.board.select_after = task;
+                        self.message(
+                            format!("{text} (logged in the author session)"),
+                            MsgKind::Ok,
+                        )
+                    }
                     Err(e) => {
                         self.error(e);
                         return Vec::new();
