@@ -405,3 +405,35 @@ fn only_the_author_has_the_board_moves() {
         assert_eq!(has, p.key == "author", "profile {}", p.key);
     }
 }
+
+#[test]
+fn a_card_counts_the_calls_waiting_on_its_task() {
+    use nbook::engine::{Mode, PreviewBody};
+    let b = filled();
+    let mut a = app(&b, 120, 40);
+    let mut call = tui_support::pending(
+        "call-update",
+        "fn_task_update",
+        PreviewBody::Text {
+            text: "step 2 done".into(),
+        },
+        "fn_task_update: update NB-001",
+        false,
+        Mode::Normal,
+    );
+    call.args = json!({"step": 2, "status": "done"});
+    // Another tool's call and a board call on another task do not count.
+    let mut other = call.clone();
+    other.approval_id = "call-other".into();
+    other.preview.summary = "fn_task_update: update NB-003".into();
+    a.update(Action::Resync {
+        pending: vec![call, other],
+        inputs: Vec::new(),
+        sessions: Vec::new(),
+    });
+    let s = screen(&mut a, 120, 40);
+    let line = s.lines().find(|l| l.contains("NB-001 Draft")).unwrap();
+    assert!(line.contains("⧗1"), "{line}");
+    let line = s.lines().find(|l| l.contains("NB-002 Audit")).unwrap();
+    assert!(!line.contains('⧗'), "{line}");
+}

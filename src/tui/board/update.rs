@@ -69,6 +69,20 @@ impl AppState {
             Command::BoardArchive => return self.board_archive(),
             _ => return Vec::new(),
         }
+        // Keep the window where it was unless the selection left it (the goals line, when
+        // there is one, takes a row of the pane).
+        let goals = self
+            .board
+            .data
+            .as_ref()
+            .is_some_and(|d| !d.goals.is_empty());
+        let h = page.saturating_sub(usize::from(goals)).max(1);
+        self.board.offset = crate::tui::files::tree::window_offset(
+            self.board.offset,
+            self.board.selected,
+            h,
+            self.board.rows.len(),
+        );
         if self.board.selected != before {
             // The right-hand view follows the selection: the opened task closes.
             self.board.detail = None;

@@ -212,7 +212,7 @@ fn brief_rows(app: &AppState, d: &StoryData, chapter: i64) -> Vec<Row> {
                 Span::styled(
                     format!(
                         " · {} · {} mode",
-                        crate::text::count(brief.total_scenes as usize, "scene", "scenes"),
+                        crate::text::count(brief.total_scenes, "scene", "scenes"),
                         brief.mode
                     ),
                     t.dim,
@@ -288,7 +288,7 @@ fn glance_rows(app: &AppState, d: &StoryData) -> Vec<Row> {
                 Span::styled(
                     format!(
                         " · {}",
-                        crate::text::count(c.scene_count as usize, "scene", "scenes")
+                        crate::text::count(c.scene_count, "scene", "scenes")
                     ),
                     t.dim,
                 ),

@@ -96,7 +96,7 @@ pub(super) fn node_rows(t: &Theme, d: &StoryData, n: &NodeDetail) -> Vec<Row> {
                     crate::text::count(d.chapter_count(), "chapter", "chapters"),
                     crate::text::count(d.thread_count(), "thread", "threads"),
                     thousands(o.scene_count as i64),
-                    crate::text::noun(o.scene_count as usize, "scene", "scenes")
+                    crate::text::noun(o.scene_count, "scene", "scenes")
                 ),
                 t.text,
             ));

@@ -46,7 +46,7 @@ pub fn summary(app: &AppState) -> String {
             thousands(d.chapter_count() as i64),
             crate::text::noun(d.chapter_count(), "chapter", "chapters"),
             thousands(d.overview.scene_count as i64),
-            crate::text::noun(d.overview.scene_count as usize, "scene", "scenes"),
+            crate::text::noun(d.overview.scene_count, "scene", "scenes"),
         ),
         Some(_) => "No story yet".into(),
         None => match &app.story.error {
