@@ -127,8 +127,10 @@ fn dirs_in(tmp: &std::path::Path) -> Dirs {
 fn board_app(engine: &Arc<Engine>, dirs: &Dirs) -> nbook::tui::app::AppState {
     use nbook::tui::action::{Action, Command, Effect};
     let mut app = nbook::tui::build_app(engine, dirs, None, (120, 40));
-    let _ = app.start();
-    for f in app.update(Action::Cmd(Command::FocusBoard)) {
+    // The first load is the one start() asks for (focusing waits for it).
+    let mut fx = app.start();
+    fx.extend(app.update(Action::Cmd(Command::FocusBoard)));
+    for f in fx {
         if let Effect::BoardJob { ticket, job } = f {
             let result = nbook::tui::board::jobs::run(engine, job);
             app.update(Action::BoardJobDone { ticket, result });
