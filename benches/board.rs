@@ -1,6 +1,10 @@
 //! The board at 10,000 tasks (issue #16's targets): `fn_task_search` (≤ 5 ms median) and
 //! `fn_task_document_write` (≤ 2 ms median), each the tool's own run on a real project.sqlite
-//! (open, query or compare-and-swap write in an IMMEDIATE transaction, result JSON).
+//! (open, query or compare-and-swap write in an IMMEDIATE transaction, result JSON); and the
+//! Board pane over the same 10,000 tasks: `board/pane_first_frame_10k` (≤ 150 ms: open the
+//! engine, build the App, focus the Board, its load job through the read model, the first frame
+//! into a 120×40 TestBackend) and `board/pane_scroll_frame_10k` (≤ 2 ms: one `j` and the frame
+//! after it).
 
 use std::sync::Arc;
 
@@ -111,9 +115,88 @@ fn bench_board(c: &mut Criterion) {
     });
 }
 
+fn dirs_in(tmp: &std::path::Path) -> Dirs {
+    Dirs {
+        config: tmp.join("h"),
+        data: tmp.join("h/d"),
+        logs: tmp.join("h/l"),
+    }
+}
+
+/// The App with the Board focused and its overview loaded (as the runtime's job would).
+fn board_app(engine: &Arc<Engine>, dirs: &Dirs) -> nbook::tui::app::AppState {
+    use nbook::tui::action::{Action, Command, Effect};
+    let mut app = nbook::tui::build_app(engine, dirs, None, (120, 40));
+    // The first load is the one start() asks for (focusing waits for it).
+    let mut fx = app.start();
+    fx.extend(app.update(Action::Cmd(Command::FocusBoard)));
+    for f in fx {
+        if let Effect::BoardJob { ticket, job } = f {
+            let result = nbook::tui::board::jobs::run(engine, job);
+            app.update(Action::BoardJobDone { ticket, result });
+        }
+    }
+    app
+}
+
+fn draw(
+    term: &mut ratatui::Terminal<ratatui::backend::TestBackend>,
+    app: &nbook::tui::app::AppState,
+) {
+    term.draw(|f| nbook::tui::chrome::view(app, f))
+        .expect("draw");
+}
+
+fn bench_pane(c: &mut Criterion) {
+    use nbook::tui::action::{Action, Command};
+    use ratatui::{backend::TestBackend, Terminal};
+    let (tmp, engine) = fixture();
+    let root = engine.workspace().root().to_path_buf();
+    let dirs = dirs_in(tmp.path());
+    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    let _in_rt = rt.enter();
+    // Loaded as the board holds it: the pane's first card and all of its rows.
+    let app = board_app(&engine, &dirs);
+    assert_eq!(app.board.data.as_ref().map(|d| d.tasks.len()), Some(TASKS));
+    let mut g = c.benchmark_group("board");
+    g.sample_size(10);
+    g.bench_function("pane_first_frame_10k", |b| {
+        b.iter(|| {
+            let ws = nbook::workspace::Workspace::open(&root).expect("open");
+            let engine = Arc::new(
+                Engine::open(
+                    ws,
+                    Config::default(),
+                    &dirs,
+                    nbook::tools::registry().unwrap(),
+                )
+                .expect("engine"),
+            );
+            let app = board_app(&engine, &dirs);
+            let mut term = Terminal::new(TestBackend::new(120, 40)).expect("term");
+            draw(&mut term, &app);
+        })
+    });
+    let mut app = board_app(&engine, &dirs);
+    let mut term = Terminal::new(TestBackend::new(120, 40)).expect("term");
+    draw(&mut term, &app);
+    g.bench_function("pane_scroll_frame_10k", |b| {
+        b.iter(|| {
+            let before = app.board.selected;
+            app.update(Action::Cmd(Command::Down));
+            if app.board.selected == before {
+                // At the last card: back to the first, so every frame scrolled.
+                app.update(Action::Cmd(Command::Top));
+            }
+            draw(&mut term, &app);
+        })
+    });
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(50);
-    targets = bench_board
+    targets = bench_board, bench_pane
 }
 criterion_main!(benches);

@@ -238,6 +238,9 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_task_document_read",
     "fn_goal_list",
     "fn_goal_show",
+    // The author's Board moves (author-only).
+    "fn_task_move",
+    "fn_task_pause",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

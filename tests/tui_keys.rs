@@ -227,7 +227,7 @@ fn approval_keys_do_nothing_outside_the_approvals_pane() {
 fn tab_and_digits_focus_panes() {
     let (mut app, _) = empty_app(80, 24);
     assert_eq!(app.focus, Pane::Files);
-    let order: Vec<Pane> = (0..5)
+    let order: Vec<Pane> = (0..6)
         .map(|_| {
             press(&mut app, "<Tab>");
             app.focus
@@ -240,6 +240,7 @@ fn tab_and_digits_focus_panes() {
             Pane::World,
             Pane::Sessions,
             Pane::Approvals,
+            Pane::Board,
             Pane::Files
         ]
     );
@@ -249,6 +250,7 @@ fn tab_and_digits_focus_panes() {
         ("3", Pane::World),
         ("4", Pane::Sessions),
         ("5", Pane::Approvals),
+        ("6", Pane::Board),
     ] {
         press(&mut app, k);
         assert_eq!(app.focus, p, "{k}");

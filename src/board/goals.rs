@@ -136,3 +136,12 @@ pub fn list(c: &Connection, filter: GoalFilter) -> BoardResult<serde_json::Value
         json!({"goals": shown, "activeCount": active, "softWarning": warning, "hardLimit": ACTIVE_GOAL_LIMIT}),
     )
 }
+
+/// The active goals in creation order (the Board's goal line).
+pub fn active(c: &Connection) -> BoardResult<Vec<Goal>> {
+    let mut st = c.prepare_cached(
+        "SELECT id, title, description, status, created_at, updated_at FROM nbook_board_goal WHERE status = 'active' ORDER BY seq",
+    )?;
+    let goals: Vec<Goal> = st.query_map([], row)?.collect::<Result<_, _>>()?;
+    Ok(goals)
+}

@@ -48,6 +48,9 @@ pub const REVIEW: &str = "review";
 pub const DONE: &str = "done";
 pub const ARCHIVED: &str = "archived";
 
+/// The sub-status of a task the author paused from the Board.
+pub const PAUSED: &str = "paused";
+
 pub const DEFAULT_WORKFLOW: &str = "builtin:chapter";
 
 /// The default workflow: Planning → Drafting → Review → Done → Archived. Its fields are our

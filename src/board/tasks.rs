@@ -1010,6 +1010,12 @@ pub fn move_to(
             format!("workflow {} has no column {column}", wf.id),
         )
     })?;
+    if t.column == col.id {
+        return Err(BoardError::invalid(
+            "column",
+            format!("{} is already in {}", t.id, col.name),
+        ));
+    }
     t.column = col.id.into();
     save(c, &t)?;
     let mut out = Outcome::default();
@@ -1023,6 +1029,43 @@ pub fn move_to(
     )?;
     out.text = format!("{} moved to {}.", t.id, col.name);
     out.value = json!({"taskId": t.id, "column": col.id});
+    out.touched.push(Touched::Task(t.id));
+    Ok(out)
+}
+
+/// Pause or resume a task (the author's `p` on the Board): a paused task keeps its column and
+/// steps; its sub-status is `paused` so the scheduler leaves it alone. Pausing a Done or
+/// Archived task, pausing a paused one or resuming one that is not paused is a typed error.
+pub fn set_paused(
+    c: &Connection,
+    id: &str,
+    paused: bool,
+    actor: Option<&str>,
+) -> BoardResult<Outcome> {
+    let mut t = require(c, id)?;
+    need_column(
+        &t,
+        if paused { "pause" } else { "resume" },
+        &[PLANNING, DRAFTING, REVIEW],
+    )?;
+    let is_paused = t.status == PAUSED;
+    if is_paused == paused {
+        return Err(BoardError::invalid(
+            "paused",
+            if paused {
+                format!("{} is already paused", t.id)
+            } else {
+                format!("{} is not paused", t.id)
+            },
+        ));
+    }
+    t.status = if paused { PAUSED.into() } else { String::new() };
+    save(c, &t)?;
+    let mut out = Outcome::default();
+    let action = if paused { "Paused" } else { "Resumed" };
+    log(c, &mut out, &t.id, action, None, actor)?;
+    out.text = format!("{} {}.", t.id, action.to_lowercase());
+    out.value = json!({"taskId": t.id, "paused": paused, "column": t.column});
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }

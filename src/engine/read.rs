@@ -17,6 +17,7 @@ use crate::world::calendar::Calendar;
 use crate::world::query::WorldView;
 use crate::world::{pool, WorldError};
 
+pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 
 /// Why a query could not be answered.
@@ -36,7 +37,31 @@ pub enum ReadError {
     Sql(#[from] rusqlite::Error),
     #[error("{0}")]
     Calendar(#[from] crate::world::calendar::CalendarError),
+    #[error("board query failed: {0}")]
+    Board(#[from] crate::board::BoardError),
 }
+
+/// The production board as the Board pane shows it: every task in board order (the pane
+/// groups them by its workflow's columns) and the active goals.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoardOverview {
+    pub tasks: Vec<crate::board::Task>,
+    pub goals: Vec<crate::board::Goal>,
+}
+
+/// One task opened on the Board: the record (with PROMPT.md and steps), its documents with
+/// their revisions, and the newest entries of its log.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoardTaskDetail {
+    pub task: crate::board::Task,
+    /// Each document (its current revision) with the numbers of the older revisions kept,
+    /// oldest first.
+    pub documents: Vec<(crate::board::DocumentInfo, Vec<u64>)>,
+    pub log: Vec<crate::board::TaskLogEntry>,
+}
+
+/// Log entries a task's detail shows (the newest).
+pub const BOARD_LOG_LIMIT: usize = 200;
 
 /// Both story trees with counts and brief statuses, and both ledgers (one read).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -102,6 +127,49 @@ impl ReadModel {
                 plot
             }
         }
+    }
+
+    fn board(&self) -> crate::board::Board {
+        let name = self
+            .root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        crate::board::Board::new(&self.root, &name)
+    }
+
+    /// Every task and the active goals (a project without a database has none).
+    pub fn board_overview(&self) -> Result<BoardOverview, ReadError> {
+        if !self.has_db() {
+            return Ok(BoardOverview::default());
+        }
+        Ok(self.board().read(|c| {
+            Ok(BoardOverview {
+                tasks: crate::board::tasks::all(c, None)?,
+                goals: crate::board::goals::active(c)?,
+            })
+        })?)
+    }
+
+    /// Task `id` with its documents and log (`TASK_NOT_FOUND` for an unknown id).
+    pub fn board_task(&self, id: &str) -> Result<BoardTaskDetail, ReadError> {
+        if !self.has_db() {
+            return Err(crate::board::BoardError::TaskNotFound { id: id.to_string() }.into());
+        }
+        Ok(self.board().read(|c| {
+            let task = crate::board::tasks::require(c, id)?;
+            let mut documents = Vec::new();
+            for d in crate::board::docs::list(c, id)? {
+                let revs = crate::board::docs::revisions(c, id, &d.key)?;
+                documents.push((d, revs));
+            }
+            let log = crate::board::tasks::logs(c, id, BOARD_LOG_LIMIT)?;
+            Ok(BoardTaskDetail {
+                task,
+                documents,
+                log,
+            })
+        })?)
     }
 
     /// Both trees and both ledgers.

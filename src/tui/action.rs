@@ -12,6 +12,7 @@ use crate::engine::inputs::{Answer, InputRequest};
 use crate::engine::jobs::JobSnapshot;
 use crate::engine::{Decision, EngineEvent, LogLine, Mode, PendingCall, SessionInfo};
 
+use crate::tui::board::jobs::{BoardJob, BoardJobResult};
 use crate::tui::files::finder::FinderMatch;
 use crate::tui::files::tree::DirEntry;
 use crate::tui::files::RelPath;
@@ -52,6 +53,7 @@ commands! {
     FocusWorld = "focus_world": "Focus the World pane",
     FocusSessions = "focus_sessions": "Focus the Sessions pane",
     FocusApprovals = "focus_approvals": "Focus the Approvals pane",
+    FocusBoard = "focus_board": "Focus the Board pane (the production board)",
     CycleMode = "cycle_mode": "Switch the session's mode: normal → discuss → plan",
     Up = "up": "Move up",
     Down = "down": "Move down",
@@ -100,6 +102,11 @@ commands! {
     StoryEdit = "story_edit": "Story: edit the selected record's fields (JSON)",
     StoryArchive = "story_archive": "Story: archive the thread or scene, abandon the promise, drop the decision",
     StoryDelete = "story_delete": "Story: delete the selected record for good (asks first, lists what cascades)",
+    BoardNew = "board_new": "Board: create a task (you type its description; fn_task_create as you)",
+    BoardMove = "board_move": "Board: move the selected task to the next column of its workflow",
+    BoardMoveBack = "board_move_back": "Board: move the selected task to the previous column",
+    BoardPause = "board_pause": "Board: pause the selected task (again: resume it)",
+    BoardArchive = "board_archive": "Board: archive the selected task (m/M move it back)",
     WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
     WorldForward = "world_forward": "World: move the cursor forward one zoom unit",
     WorldPrevSlice = "world_prev_slice": "World: move the cursor to the previous slice",
@@ -160,6 +167,11 @@ impl Command {
     }
 
     /// Commands of the World pane (run from the palette they focus it first).
+    /// Commands of the Board pane (run from the palette they focus it first).
+    pub fn is_board(self) -> bool {
+        self.name().starts_with("board_")
+    }
+
     pub fn is_world(self) -> bool {
         self.name().starts_with("world_")
     }
@@ -298,6 +310,11 @@ pub enum Action {
     StoryJobDone {
         ticket: Ticket,
         result: StoryJobResult,
+    },
+    /// A Board pane job finished (the board, a task's detail, a write).
+    BoardJobDone {
+        ticket: Ticket,
+        result: BoardJobResult,
     },
     /// A World pane job finished (load, subjects, counts, slices, track, issues).
     WorldJobDone {
@@ -482,6 +499,10 @@ pub enum Effect {
     StoryJob {
         ticket: Ticket,
         job: StoryJob,
+    },
+    BoardJob {
+        ticket: Ticket,
+        job: BoardJob,
     },
     WorldJob {
         ticket: Ticket,

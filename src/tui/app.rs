@@ -14,6 +14,7 @@ use crate::engine::jobs::JobSnapshot;
 use crate::engine::{PendingCall, SessionInfo, SessionState};
 use crate::tui::action::{Action, Command, Effect, Ticket};
 use crate::tui::approvals::ApprovalsState;
+use crate::tui::board::BoardState;
 use crate::tui::chrome::layout::{regions, Regions};
 use crate::tui::clock::Clock;
 use crate::tui::files::{FilesState, RelPath};
@@ -38,15 +39,17 @@ pub enum Pane {
     World,
     Sessions,
     Approvals,
+    Board,
 }
 
 impl Pane {
-    pub const ALL: [Pane; 5] = [
+    pub const ALL: [Pane; 6] = [
         Pane::Files,
         Pane::Story,
         Pane::World,
         Pane::Sessions,
         Pane::Approvals,
+        Pane::Board,
     ];
 
     pub fn index(self) -> usize {
@@ -60,6 +63,7 @@ impl Pane {
             Pane::World => "World",
             Pane::Sessions => "Sessions",
             Pane::Approvals => "Approvals",
+            Pane::Board => "Board",
         }
     }
 
@@ -70,15 +74,16 @@ impl Pane {
             Pane::World => Context::World,
             Pane::Sessions => Context::Sessions,
             Pane::Approvals => Context::Approvals,
+            Pane::Board => Context::Board,
         }
     }
 
     pub fn next(self) -> Pane {
-        Pane::ALL[(self.index() + 1) % 5]
+        Pane::ALL[(self.index() + 1) % Pane::ALL.len()]
     }
 
     pub fn prev(self) -> Pane {
-        Pane::ALL[(self.index() + 4) % 5]
+        Pane::ALL[(self.index() + Pane::ALL.len() - 1) % Pane::ALL.len()]
     }
 }
 
@@ -132,6 +137,7 @@ pub struct AppState {
     pub sessions: SessionsState,
     pub story: StoryState,
     pub world: WorldState,
+    pub board: BoardState,
     pub status: Option<StatusMsg>,
     /// Every status message of this run, oldest first (the `M` overlay lists them).
     pub messages: Vec<crate::tui::chrome::messages::LoggedMsg>,
@@ -175,6 +181,7 @@ impl AppState {
             sessions: SessionsState::new(init.sessions),
             story: StoryState::default(),
             world: WorldState::default(),
+            board: BoardState::default(),
             status: None,
             messages: Vec::new(),
             notices: init.notices,
@@ -223,6 +230,7 @@ impl AppState {
         fx.push(Effect::WalkFiles { ticket });
         fx.extend(self.load_story());
         fx.extend(self.load_world());
+        fx.extend(self.load_board());
         fx.extend(self.load_selected_session());
         fx
     }
@@ -410,6 +418,7 @@ impl AppState {
             Action::StoryLoaded { ticket, result } => self.story_loaded(ticket, result),
             Action::StoryJobDone { ticket, result } => self.story_job_done(ticket, result),
             Action::WorldJobDone { ticket, result } => self.world_job_done(ticket, result),
+            Action::BoardJobDone { ticket, result } => self.board_job_done(ticket, result),
             Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
             Action::EffectFailed(msg) => {
                 self.error(msg);
@@ -465,6 +474,7 @@ impl AppState {
             fx.extend(self.load_story());
         }
         fx.extend(self.world_tick());
+        fx.extend(self.board_tick());
         fx
     }
 
@@ -494,6 +504,7 @@ impl AppState {
                 fx
             }
             Pane::World => self.world_focused(),
+            Pane::Board => self.board_focused(),
             _ => Vec::new(),
         }
     }
@@ -589,6 +600,7 @@ impl AppState {
             Command::FocusWorld => self.focus_pane(Pane::World),
             Command::FocusSessions => self.focus_pane(Pane::Sessions),
             Command::FocusApprovals => self.focus_pane(Pane::Approvals),
+            Command::FocusBoard => self.focus_pane(Pane::Board),
             Command::CycleMode => self.cycle_mode(),
             Command::ModelSetup => self.open_model_setup(),
             Command::Detail => self.open_detail(),
@@ -603,6 +615,11 @@ impl AppState {
             }
             c if c.is_world() && self.focus != Pane::World => {
                 let mut fx = self.focus_pane(Pane::World);
+                fx.extend(self.pane_command(c));
+                fx
+            }
+            c if c.is_board() && self.focus != Pane::Board => {
+                let mut fx = self.focus_pane(Pane::Board);
                 fx.extend(self.pane_command(c));
                 fx
             }

@@ -137,6 +137,7 @@ impl AppState {
                 None => Err("Nothing to copy: no call is waiting.".to_string()),
             },
             Pane::World => Err("Nothing to copy in the World pane.".to_string()),
+            Pane::Board => Err("Nothing to copy in the Board yet.".to_string()),
         }
     }
 

@@ -71,6 +71,7 @@ impl AppState {
             Pane::World => crate::tui::world::commands::commands(self),
             Pane::Sessions => crate::tui::sessions::commands::commands(self),
             Pane::Approvals => crate::tui::approvals::commands::commands(self),
+            Pane::Board => crate::tui::board::commands::commands(self),
         }
     }
 }

@@ -18,6 +18,7 @@ impl AppState {
             Pane::World => self.world_command(cmd),
             Pane::Sessions => self.sessions_command(cmd, page),
             Pane::Approvals => self.approvals_command(cmd, page),
+            Pane::Board => self.board_command(cmd, page),
         }
     }
 
@@ -126,6 +127,9 @@ impl AppState {
                 }
                 if domains.contains(&Domain::World) {
                     self.world.stale = true;
+                }
+                if domains.contains(&Domain::Board) {
+                    self.board.stale = true;
                 }
                 Vec::new()
             }

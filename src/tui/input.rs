@@ -59,6 +59,8 @@ pub enum Overlay {
     Story(Box<crate::tui::story::overlay::StoryOverlay>),
     /// The World pane's jump-to-time prompt.
     World(Box<crate::tui::world::overlay::WorldOverlay>),
+    /// The Board pane's new-task prompt.
+    Board(Box<crate::tui::board::overlay::BoardOverlay>),
     /// Answering a question from an agent or a workflow.
     Answer(Box<crate::tui::widgets::forms::AnswerForm>),
     /// Starting a session: profile, model, title.
@@ -89,6 +91,7 @@ impl Overlay {
             Overlay::DiffSearch { .. } => "diff_search",
             Overlay::Story(o) => o.name(),
             Overlay::World(o) => o.name(),
+            Overlay::Board(o) => o.name(),
             Overlay::Answer(_) => "answer",
             Overlay::NewSession(_) => "new_session",
             Overlay::Trust(_) => "trust",
@@ -115,6 +118,7 @@ impl Overlay {
             Overlay::Story(o) => o.text(),
             Overlay::World(o) => o.text(),
             Overlay::ModelSetup(f) => f.text(),
+            Overlay::Board(o) => o.text(),
             _ => None,
         }
     }
@@ -129,6 +133,7 @@ impl Overlay {
             Overlay::Story(o) => o.text_mut(),
             Overlay::World(o) => o.text_mut(),
             Overlay::ModelSetup(f) => f.text_mut(),
+            Overlay::Board(o) => o.text_mut(),
             _ => None,
         }
     }

@@ -33,10 +33,11 @@ pub enum Context {
     /// While a search is active in an approval preview: its next / previous match and its end
     /// (looked up before `Approvals`, so `n` finds the next match and rejects again after).
     DiffSearch,
+    Board,
 }
 
 impl Context {
-    pub const ALL: [Context; 13] = [
+    pub const ALL: [Context; 14] = [
         Context::Global,
         Context::Files,
         Context::Story,
@@ -50,6 +51,7 @@ impl Context {
         Context::Composer,
         Context::Form,
         Context::DiffSearch,
+        Context::Board,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,6 +69,7 @@ impl Context {
             Context::Composer => "composer",
             Context::Form => "form",
             Context::DiffSearch => "diff_search",
+            Context::Board => "board",
         }
     }
 
@@ -99,7 +102,7 @@ impl std::error::Error for KeymapError {}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Keymap {
-    sections: [Vec<Binding>; 13],
+    sections: [Vec<Binding>; 14],
 }
 
 /// One binding from `{ on, run, desc }`; on error the offending field's name and why.

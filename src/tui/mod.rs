@@ -1,9 +1,9 @@
-//! The terminal UI: five panes (Files, Story, World, Sessions, Approvals), overlays, a status
+//! The terminal UI: six panes (Files, Story, World, Sessions, Approvals, Board), overlays, a status
 //! bar. Keys become [`action::Command`]s through `assets/keymap.toml`; `AppState::update` is
 //! the only place state changes; `chrome::view` draws a pure picture of it; the runtime turns
 //! terminal input, engine events and finished jobs into actions and executes effects.
 //!
-//! Layout: one folder per pane (`files`, `story`, `world`, `sessions`, `approvals`), each
+//! Layout: one folder per pane (`files`, `story`, `world`, `sessions`, `approvals`, `board`), each
 //! with its state (`mod.rs`), `update`, `view` and (where it has blocking work) `jobs`;
 //! `widgets` holds what several panes draw with (wrap, diff, markdown, forms); `chrome` is
 //! the screen around the panes (layout, pane frames, detail frame, status bar, overlays, the
@@ -13,6 +13,7 @@
 pub mod action;
 pub mod app;
 pub mod approvals;
+pub mod board;
 pub mod chrome;
 pub mod clipboard;
 pub mod clock;

@@ -105,7 +105,9 @@ impl AppState {
                 let a = &self.approvals;
                 (a.selected, a.len(), a.offset)
             }
-            Pane::World => return None,
+            // The World strip and the Board's column-grouped cards have no plain row list
+            // to click yet.
+            Pane::World | Pane::Board => return None,
         };
         Some((selected, len, window_offset(offset, selected, height, len)))
     }
@@ -119,7 +121,7 @@ impl AppState {
             }
             Pane::Sessions => self.sessions.selected = i,
             Pane::Approvals => self.approvals.selected = i,
-            Pane::World => {}
+            Pane::World | Pane::Board => {}
         }
     }
 

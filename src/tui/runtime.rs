@@ -320,6 +320,10 @@ impl Executor {
                 ticket,
                 result: story_jobs::run(&x.engine, job),
             }),
+            Effect::BoardJob { ticket, job } => self.blocking(move |x| Action::BoardJobDone {
+                ticket,
+                result: crate::tui::board::jobs::run(&x.engine, job),
+            }),
             Effect::WorldJob { ticket, job } => self.blocking(move |x| Action::WorldJobDone {
                 ticket,
                 result: world_jobs::run(&x.engine.read(), job),

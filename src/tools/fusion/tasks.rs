@@ -509,3 +509,51 @@ impl TaskFileScopeAdd {
         bt::add_file_scope(c, t, &a.files, a.reason.as_deref(), Some(who))
     }
 }
+
+// ---- the author's Board moves (author-only: profiles/author.toml) ----
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveArgs {
+    /// The task to move, e.g. NB-001.
+    #[schemars(length(min = 1, max = 64))]
+    pub task_id: String,
+    /// A column id of the task's workflow (builtin:chapter: planning, drafting, review, done,
+    /// archived).
+    #[schemars(length(min = 1, max = 64))]
+    pub column: String,
+}
+
+write_tool!(TaskMove, "fn_task_move", MoveArgs, WRITES,
+    "The author's move of a task to another column of its workflow from the Board (archiving is a move to `archived`). An unknown task (TASK_NOT_FOUND), a column the workflow lacks or the task's own column (INVALID_ARGUMENT) are error results; nothing changes. Given only to the author.");
+
+impl TaskMove {
+    fn task(_: &ToolCtx, a: &MoveArgs) -> Result<String, ToolError> {
+        Ok(a.task_id.trim().to_string())
+    }
+    fn op(c: &Connection, a: &MoveArgs, t: &str, who: &str) -> BoardResult<Outcome> {
+        bt::move_to(c, t, a.column.trim(), Some(who))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PauseArgs {
+    /// The task, e.g. NB-001.
+    #[schemars(length(min = 1, max = 64))]
+    pub task_id: String,
+    /// true pauses, false resumes.
+    pub paused: bool,
+}
+
+write_tool!(TaskPause, "fn_task_pause", PauseArgs, WRITES,
+    "The author's pause (paused: true) or resume (false) of a task from the Board: a paused task keeps its column and steps, with sub-status `paused`. A Done or Archived task (TASK_WRONG_COLUMN / TASK_ARCHIVED), pausing a paused task or resuming one that is not paused (INVALID_ARGUMENT) are error results; nothing changes. Given only to the author.");
+
+impl TaskPause {
+    fn task(_: &ToolCtx, a: &PauseArgs) -> Result<String, ToolError> {
+        Ok(a.task_id.trim().to_string())
+    }
+    fn op(c: &Connection, a: &PauseArgs, t: &str, who: &str) -> BoardResult<Outcome> {
+        bt::set_paused(c, t, a.paused, Some(who))
+    }
+}

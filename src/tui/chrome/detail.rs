@@ -27,6 +27,7 @@ pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
         Pane::World => crate::tui::world::view::draw_detail(app, inside, buf),
         Pane::Sessions => crate::tui::sessions::view::draw_detail(app, inside, buf),
         Pane::Approvals => crate::tui::approvals::view::draw_detail(app, inside, buf),
+        Pane::Board => crate::tui::board::view::draw_detail(app, inside, buf),
     }
 }
 
@@ -49,6 +50,7 @@ fn detail_title(app: &AppState) -> String {
         Pane::Story => crate::tui::story::view::detail::detail_title(app),
         Pane::World => crate::tui::world::view::detail_title(app),
         Pane::Sessions => crate::tui::sessions::view::detail_title(app),
+        Pane::Board => crate::tui::board::view::detail_title(app),
         Pane::Approvals => match app.approvals.selected_item() {
             Some(crate::tui::approvals::Waiting::Call(_)) => format!(
                 " Approval {}/{} ",

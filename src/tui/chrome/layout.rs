@@ -1,6 +1,6 @@
 //! Screen geometry, computed from the terminal size and the focused pane only, so `update`
-//! (mouse hits, page sizes) and `view` agree. Left: the five panes stacked, the focused one
-//! tallest; right: the focused pane's detail (preview, transcript, approval request); bottom:
+//! (mouse hits, page sizes) and `view` agree. Left: the six panes stacked, the focused one
+//! tallest (the Board a single line unless focused); right: the focused pane's detail (preview, transcript, approval request); bottom:
 //! the status bar. Below 50 columns the detail is hidden; below 20×6 only a note is drawn.
 
 use ratatui::layout::Rect;
@@ -9,7 +9,7 @@ use crate::tui::app::Pane;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Regions {
-    pub panes: [Rect; 5],
+    pub panes: [Rect; 6],
     pub detail: Rect,
     pub status: Rect,
     pub too_small: bool,
@@ -38,7 +38,7 @@ pub fn regions(width: u16, height: u16, focus: Pane) -> Regions {
     let zero = Rect::default();
     if width < 20 || height < 6 {
         return Regions {
-            panes: [zero; 5],
+            panes: [zero; 6],
             detail: zero,
             status: Rect::new(0, 0, width, height.min(1)),
             too_small: true,
@@ -57,11 +57,30 @@ pub fn regions(width: u16, height: u16, focus: Pane) -> Regions {
         (left, Rect::new(left, 0, width - left, body_h))
     };
     let unfocused = ((body_h - body_h / 2) / 4).clamp(1, 8);
-    let focused = body_h.saturating_sub(unfocused * 4);
-    let mut panes = [zero; 5];
+    // The Board (the sixth pane) is one squeezed line unless focused, taken from the focused
+    // pane, so the other five keep their heights; focused, it takes a row from each of them.
+    let (unfocused, focused, board) = if focus == Pane::Board {
+        let u = unfocused.saturating_sub(1).max(1);
+        (u, 0, body_h.saturating_sub(u * 5))
+    } else {
+        // No room for its line on the smallest screens: the focused pane keeps its row.
+        let board = u16::from(body_h > unfocused * 4 + 1);
+        (
+            unfocused,
+            body_h.saturating_sub(unfocused * 4 + board),
+            board,
+        )
+    };
+    let mut panes = [zero; 6];
     let mut y = 0;
     for p in Pane::ALL {
-        let h = if p == focus { focused } else { unfocused };
+        let h = if p == Pane::Board {
+            board
+        } else if p == focus {
+            focused
+        } else {
+            unfocused
+        };
         panes[p.index()] = Rect::new(0, y, left_w, h);
         y += h;
     }
@@ -84,6 +103,14 @@ mod tests {
             let total: u16 = r.panes.iter().map(|p| p.height).sum();
             assert_eq!(total, h - 1, "{w}x{h}");
             assert!(r.panes[0].height >= r.panes[1].height);
+        }
+        for (w, h) in [(80, 24), (120, 40), (20, 6)] {
+            let r = regions(w, h, Pane::Board);
+            let total: u16 = r.panes.iter().map(|p| p.height).sum();
+            assert_eq!(total, h - 1, "{w}x{h} with the Board focused");
+        }
+        for (w, h) in [(80, 24), (120, 40)] {
+            assert_eq!(regions(w, h, Pane::Files).panes[5].height, 1, "{w}x{h}");
         }
         assert!(regions(10, 5, Pane::Files).too_small);
     }

@@ -145,6 +145,9 @@ impl AppState {
         if let Some(Overlay::World(_)) = &self.overlay {
             return self.world_overlay_command(cmd);
         }
+        if let Some(Overlay::Board(_)) = &self.overlay {
+            return self.board_overlay_command(cmd);
+        }
         if let Some(Overlay::Story(_)) = &self.overlay {
             return self.story_overlay_command(cmd);
         }
@@ -294,6 +297,7 @@ impl AppState {
             Overlay::Story(_)
             | Overlay::DiffSearch { .. }
             | Overlay::World(_)
+            | Overlay::Board(_)
             | Overlay::Answer(_)
             | Overlay::NewSession(_)
             | Overlay::Trust(_)
@@ -394,6 +398,7 @@ impl AppState {
             }
             Some(Overlay::Story(_)) => self.story_text_changed(),
             Some(Overlay::World(_)) => self.world_text_changed(),
+            Some(Overlay::Board(_)) => self.board_text_changed(),
             _ => Vec::new(),
         }
     }

@@ -1,4 +1,4 @@
-//! The left column: the five panes, each a bordered list drawn row by row for the visible
+//! The left column: the six panes, each a bordered list drawn row by row for the visible
 //! window only. A pane squeezed to one content row shows a one-line summary instead. The
 //! Sessions pane lists sessions or background jobs; the Approvals pane lists calls and
 //! questions in the order they arrived.
@@ -60,6 +60,7 @@ pub fn draw_panes(app: &AppState, r: &Regions, buf: &mut Buffer) {
             Pane::Approvals => {
                 crate::tui::approvals::view::draw_approvals(app, inside, buf, focused)
             }
+            Pane::Board => crate::tui::board::view::draw_list(app, inside, buf, focused),
         }
     }
 }
@@ -85,6 +86,7 @@ fn pane_title(app: &AppState, pane: Pane) -> String {
             format!(" {n} Files ●{} ", app.files.changed.len())
         }
         Pane::Story => crate::tui::story::view::pane_title(app),
+        Pane::Board => crate::tui::board::view::pane_title(app),
         _ => format!(" {n} {} ", pane.title()),
     }
 }
@@ -98,6 +100,7 @@ pub fn summary(app: &AppState, pane: Pane) -> String {
         },
         Pane::Story => crate::tui::story::view::summary(app),
         Pane::World => crate::tui::world::view::summary(app),
+        Pane::Board => crate::tui::board::view::summary(app),
         Pane::Sessions => {
             let running = app
                 .sessions

@@ -1,0 +1,27 @@
+//! The Board pane's commands for help, the palette and hints (see `tui::commands`): what
+//! needs a selected task is reported unavailable without one; `n` works on an empty board.
+
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::commands::PaneCommand;
+use crate::tui::keymap::Context;
+
+pub fn commands(app: &AppState) -> Vec<PaneCommand> {
+    let b = &app.board;
+    let task = b.selected_task();
+    let card = task.is_some();
+    let live = task.is_some_and(|t| !matches!(t.column.as_str(), "done" | "archived"));
+    let archivable = task.is_some_and(|t| t.column != "archived");
+    let c = |cmd, label| PaneCommand::new(cmd, Context::Board, label);
+    vec![
+        c(Command::Expand, "open").available(card).hint(),
+        c(Command::Collapse, "close").available(b.detail.is_some()),
+        c(Command::BoardNew, "new task").hint(),
+        c(Command::BoardMove, "move →").available(card).hint(),
+        c(Command::BoardMoveBack, "move ←").available(card),
+        c(Command::BoardPause, "pause").available(live).hint(),
+        c(Command::BoardArchive, "archive")
+            .available(archivable)
+            .hint(),
+    ]
+}

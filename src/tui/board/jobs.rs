@@ -1,0 +1,114 @@
+//! The Board pane's blocking work, run by the runtime on the blocking pool and returned as
+//! ticketed actions (stale tickets are dropped): the overview, one task's detail, and the
+//! author's writes. Reads go through the engine's read model; writes are tool calls by the
+//! author through [`Engine::author_call`], previewed first with [`Engine::author_preview`] so
+//! a change made in between makes the call stale instead of doing something else. Plain
+//! functions over the engine so tests and benches call them directly.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::engine::read::{BoardOverview, BoardTaskDetail, ReadModel};
+use crate::engine::{CallResult, Engine};
+
+/// A change the author makes from the Board.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoardWrite {
+    /// `n`: a new task in the workflow's first column.
+    Create { description: String },
+    /// `m` / `M` / `x`: to another column (`archived` archives).
+    Move { task: String, column: String },
+    /// `p`: pause (true) or resume (false).
+    Pause { task: String, paused: bool },
+}
+
+impl BoardWrite {
+    /// The author tool and its arguments.
+    pub fn call(&self) -> (&'static str, Value) {
+        match self {
+            BoardWrite::Create { description } => {
+                ("fn_task_create", json!({"description": description}))
+            }
+            BoardWrite::Move { task, column } => {
+                ("fn_task_move", json!({"task_id": task, "column": column}))
+            }
+            BoardWrite::Pause { task, paused } => {
+                ("fn_task_pause", json!({"task_id": task, "paused": paused}))
+            }
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoardJob {
+    Load,
+    Detail(String),
+    Write(BoardWrite),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum BoardJobResult {
+    Loaded(Result<BoardOverview, String>),
+    Detail(String, Result<Box<BoardTaskDetail>, String>),
+    /// The tool's own sentence ("NB-002 moved to Review.") and the task it names, or why
+    /// nothing changed.
+    Written(BoardWrite, Result<(String, Option<String>), String>),
+}
+
+pub fn load(read: &ReadModel) -> Result<BoardOverview, String> {
+    read.board_overview().map_err(|e| e.to_string())
+}
+
+pub fn run(engine: &Arc<Engine>, job: BoardJob) -> BoardJobResult {
+    match job {
+        BoardJob::Load => BoardJobResult::Loaded(load(&engine.read())),
+        BoardJob::Detail(id) => {
+            let r = engine
+                .read()
+                .board_task(&id)
+                .map(Box::new)
+                .map_err(|e| e.to_string());
+            BoardJobResult::Detail(id, r)
+        }
+        BoardJob::Write(w) => {
+            let r = write(engine, &w);
+            BoardJobResult::Written(w, r)
+        }
+    }
+}
+
+/// Run an engine call from this blocking job (the runtime runs jobs on its blocking pool).
+fn block_on<T>(f: impl std::future::Future<Output = T>) -> Result<T, String> {
+    tokio::runtime::Handle::try_current()
+        .map(|h| h.block_on(f))
+        .map_err(|_| "no engine runtime to run the call on; nothing was changed".to_string())
+}
+
+fn failure(r: &CallResult) -> String {
+    if r.content.contains("nothing was changed") {
+        r.content.clone()
+    } else {
+        format!("{} (nothing was changed)", r.content)
+    }
+}
+
+/// Make the write as the author: previewed, then called on that preview.
+pub fn write(engine: &Arc<Engine>, w: &BoardWrite) -> Result<(String, Option<String>), String> {
+    let (tool, args) = w.call();
+    let preview = block_on(engine.author_preview(tool, &args))?.map_err(|r| failure(&r))?;
+    let r = block_on(engine.author_call(tool, args, Some(&preview)))?;
+    if !r.ok {
+        return Err(failure(&r));
+    }
+    let task = r
+        .details
+        .as_ref()
+        .and_then(|d| d.get("taskId"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok((
+        r.content.lines().next().unwrap_or_default().to_string(),
+        task,
+    ))
+}

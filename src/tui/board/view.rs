@@ -1,0 +1,382 @@
+//! Drawing the Board pane (pure functions of `AppState`): the goals line, the columns with
+//! their cards (only the visible window is drawn, so scrolling a 10,000-task board costs the
+//! rows on screen), the empty state that says how to start, the right-hand view (the selected
+//! card, or the opened task: PROMPT.md, steps, documents with revisions, log) and the new-task
+//! prompt.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::engine::read::{Task, PAUSED};
+use crate::tui::action::Command;
+use crate::tui::app::AppState;
+use crate::tui::board::overlay::BoardOverlay;
+use crate::tui::board::{BoardRow, BoardState};
+use crate::tui::chrome::{centered, overlay_frame, put_line};
+use crate::tui::commands::key_of;
+use crate::tui::files::tree::window_offset;
+use crate::tui::keymap::Context;
+use crate::tui::widgets::wrap::{draw_top_down, fit_width, Cut};
+
+fn key(app: &AppState, cmd: Command) -> String {
+    let pc = crate::tui::commands::PaneCommand::new(cmd, Context::Board, "");
+    key_of(app, &pc).unwrap_or_else(|| cmd.name().to_string())
+}
+
+fn pending(app: &AppState, id: &str) -> usize {
+    BoardState::pending_for(id, app.approvals.calls())
+}
+
+pub fn pane_title(app: &AppState) -> String {
+    match &app.board.data {
+        Some(d) if !d.tasks.is_empty() => format!(" 6 Board ({}) ", d.tasks.len()),
+        _ => " 6 Board ".into(),
+    }
+}
+
+/// The one-line summary of the squeezed pane.
+pub fn summary(app: &AppState) -> String {
+    let b = &app.board;
+    match &b.data {
+        None if b.error.is_some() => "the board could not be read".into(),
+        None => "production board".into(),
+        Some(d) if d.tasks.is_empty() => "No tasks yet".into(),
+        Some(d) => {
+            let active = d
+                .tasks
+                .iter()
+                .filter(|t| matches!(t.column.as_str(), "planning" | "drafting" | "review"))
+                .count();
+            format!(
+                "{} · {active} active",
+                crate::text::count(d.tasks.len(), "task", "tasks")
+            )
+        }
+    }
+}
+
+fn empty_lines(app: &AppState) -> Vec<(String, Style)> {
+    let t = &app.theme;
+    let b = &app.board;
+    if b.data.is_none() {
+        return vec![match &b.error {
+            Some(e) => (e.clone(), t.status_error),
+            None => ("loading the board…".into(), t.dim),
+        }];
+    }
+    vec![
+        ("No tasks on the board yet.".into(), t.heading2),
+        (
+            format!(
+                "Press {} to create one (its first line is its title), or run nbook board create \"Draft chapter 12 from its brief\".",
+                key(app, Command::BoardNew)
+            ),
+            t.dim,
+        ),
+    ]
+}
+
+/// The goals line at the top of the pane (none when there are no active goals).
+fn goals_line(app: &AppState) -> Option<Line<'static>> {
+    let d = app.board.data.as_ref()?;
+    if d.goals.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = d
+        .goals
+        .iter()
+        .map(|g| format!("{} {}", g.id, g.title))
+        .collect();
+    Some(Line::from(vec![
+        Span::styled("Goals: ", app.theme.heading2),
+        Span::styled(names.join(" · "), app.theme.text),
+    ]))
+}
+
+/// A card's line: id, title, then status, progress, assignee and pending approvals.
+pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
+    let th = &app.theme;
+    let (done, total) = t.progress();
+    let mut tail = format!(" {done}/{total}");
+    if !t.status.is_empty() {
+        tail.push_str(&format!(" {}", t.status));
+    }
+    if let Some(a) = t.custom_fields.get("assignee").and_then(|v| v.as_str()) {
+        tail.push_str(&format!(" @{a}"));
+    }
+    let waiting = pending(app, &t.id);
+    let badge = (waiting > 0).then(|| format!(" ⧗{waiting}"));
+    let fixed = 2 + t.id.len() + 1 + tail.len() + badge.as_ref().map_or(0, |b| b.len());
+    let title = fit_width(&t.title, width.saturating_sub(fixed).max(1), Cut::End);
+    let status_style = match t.status.as_str() {
+        "failed" => th.status_error,
+        PAUSED => th.tool_wait,
+        _ => th.dim,
+    };
+    let mut spans = vec![
+        Span::styled(format!("  {} ", t.id), th.meta),
+        Span::styled(title, th.text),
+        Span::styled(tail, status_style),
+    ];
+    if let Some(b) = badge {
+        spans.push(Span::styled(b, th.badge));
+    }
+    Line::from(spans)
+}
+
+pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
+    let b = &app.board;
+    let t = &app.theme;
+    if b.is_empty() {
+        let rows = empty_lines(app)
+            .into_iter()
+            .map(|(text, style)| (Line::from(Span::styled(text, style)), 2));
+        draw_top_down(area, buf, rows);
+        return;
+    }
+    let mut area = area;
+    if let Some(g) = goals_line(app) {
+        put_line(buf, area, 0, &g);
+        area = Rect::new(
+            area.x,
+            area.y + 1,
+            area.width,
+            area.height.saturating_sub(1),
+        );
+    }
+    let h = area.height as usize;
+    let w = area.width as usize;
+    let off = window_offset(b.offset, b.selected, h, b.rows.len());
+    let sel = crate::tui::chrome::sel_style(app, focused);
+    let Some(d) = &b.data else { return };
+    for (i, row) in b.rows.iter().skip(off).take(h).enumerate() {
+        let line = match *row {
+            BoardRow::Column(c, n) => {
+                let name = b.column(c).map(|(_, name)| name).unwrap_or("?");
+                Line::from(Span::styled(format!("{name} ({n})"), t.heading))
+            }
+            BoardRow::Card(ti) => match d.tasks.get(ti) {
+                Some(task) => card_line(app, task, w),
+                None => Line::default(),
+            },
+        };
+        if off + i == b.selected {
+            let line = crate::tui::chrome::select_line(line, sel);
+            buf.set_style(Rect::new(area.x, area.y + i as u16, area.width, 1), sel);
+            put_line(buf, area, i as u16, &line);
+        } else {
+            put_line(buf, area, i as u16, &line);
+        }
+    }
+}
+
+pub fn detail_title(app: &AppState) -> String {
+    match (&app.board.detail, app.board.selected_task()) {
+        (Some((id, _)), _) => format!(" Task {id} "),
+        (None, Some(t)) => format!(" {} · {} ", t.id, column_name(app, &t.column)),
+        _ => " Board ".into(),
+    }
+}
+
+fn column_name(app: &AppState, id: &str) -> String {
+    app.board
+        .columns
+        .iter()
+        .find(|(c, _)| c == id)
+        .map(|(_, n)| n.clone())
+        .unwrap_or_else(|| id.to_string())
+}
+
+pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
+    let lines = detail_lines(app);
+    let skip = app.board.detail_scroll.min(lines.len().saturating_sub(1));
+    draw_top_down(area, buf, lines.into_iter().skip(skip));
+}
+
+/// The right-hand view as logical lines (wrapped when drawn).
+pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
+    let th = &app.theme;
+    let b = &app.board;
+    let text = |s: String, st: Style| (Line::from(Span::styled(s, st)), 0);
+    let mut out = Vec::new();
+    let Some(task) = b.selected_task() else {
+        if b.is_empty() && b.data.is_some() {
+            out.push(text("The production board".into(), th.heading));
+            out.push(text(
+                "Tasks such as \"draft chapter 12 from its brief\" move through the workflow's columns: Planning → Drafting → Review → Done → Archived.".into(),
+                th.dim,
+            ));
+            out.push(text(
+                format!("{} creates a task.", key(app, Command::BoardNew)),
+                th.dim,
+            ));
+        }
+        return out;
+    };
+    match &b.detail {
+        Some((id, Ok(d))) if *id == task.id => {
+            let t = &d.task;
+            out.push(text(format!("{} — {}", t.id, t.title), th.heading));
+            out.push(text(facts(app, t), th.dim));
+            out.push(text(String::new(), th.text));
+            out.push(text("Steps".into(), th.heading2));
+            if t.steps.is_empty() {
+                out.push(text("  no plan yet (PROMPT.md not written)".into(), th.dim));
+            }
+            for (i, s) in t.steps.iter().enumerate() {
+                let mark = if s.status.finished() { "✓" } else { "·" };
+                out.push(text(
+                    format!("  {mark} {i}. {} ({})", s.name, s.status.as_str()),
+                    th.text,
+                ));
+            }
+            out.push(text(String::new(), th.text));
+            out.push(text("Documents".into(), th.heading2));
+            if d.documents.is_empty() {
+                out.push(text("  none".into(), th.dim));
+            }
+            for (doc, revs) in &d.documents {
+                let list: Vec<String> = revs.iter().map(|r| r.to_string()).collect();
+                let earlier = if list.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · earlier revisions {}", list.join(", "))
+                };
+                out.push(text(
+                    format!(
+                        "  {} rev {} · {} bytes · by {}{earlier}",
+                        doc.key, doc.revision, doc.size, doc.author
+                    ),
+                    th.text,
+                ));
+            }
+            out.push(text(String::new(), th.text));
+            out.push(text("PROMPT.md".into(), th.heading2));
+            match &t.prompt {
+                Some(p) => {
+                    for (kind, l) in crate::tui::widgets::markdown::classify(p, true) {
+                        let line = crate::tui::widgets::markdown::styled_line(kind, &l, th);
+                        out.push((own(line), 0));
+                    }
+                }
+                None => out.push(text("  not written yet".into(), th.dim)),
+            }
+            out.push(text(String::new(), th.text));
+            out.push(text("Log".into(), th.heading2));
+            if d.log.is_empty() {
+                out.push(text("  empty".into(), th.dim));
+            }
+            for e in &d.log {
+                let who = e.actor.as_deref().unwrap_or("");
+                let outcome = e
+                    .outcome
+                    .as_deref()
+                    .map(|o| format!(" — {o}"))
+                    .unwrap_or_default();
+                // To the minute: the log reads as a timeline, not as stored instants.
+                let at: String = e.timestamp.chars().take(16).collect();
+                let line = Line::from(vec![
+                    Span::styled(format!("  {} ", at.replace('T', " ")), th.dim),
+                    Span::styled(format!("{}{outcome}", e.action), th.text),
+                    Span::styled(format!(" {who}"), th.dim),
+                ]);
+                out.push((line, 4));
+            }
+        }
+        Some((id, Err(e))) if *id == task.id => {
+            out.push(text(format!("Cannot open {id}: {e}"), th.status_error));
+        }
+        _ => {
+            out.push(text(format!("{} — {}", task.id, task.title), th.heading));
+            out.push(text(facts(app, task), th.dim));
+            out.push(text(String::new(), th.text));
+            out.push(text(task.description.clone(), th.text));
+            out.push(text(String::new(), th.text));
+            let loading = b.detail_ticket.is_some();
+            out.push(text(
+                if loading {
+                    "Opening the task…".into()
+                } else {
+                    format!(
+                        "{} opens the task: PROMPT.md, steps, documents, log.",
+                        key(app, Command::Expand)
+                    )
+                },
+                th.dim,
+            ));
+        }
+    }
+    out
+}
+
+/// Column, status, progress, priority, dependencies and waiting approvals in one line.
+fn facts(app: &AppState, t: &Task) -> String {
+    let (done, total) = t.progress();
+    let mut parts = vec![
+        column_name(app, &t.column),
+        format!("steps {done}/{total}"),
+        format!("priority {}", t.priority),
+    ];
+    if !t.status.is_empty() {
+        parts.insert(1, t.status.clone());
+    }
+    if let Some(a) = t.custom_fields.get("assignee").and_then(|v| v.as_str()) {
+        parts.push(format!("assignee {a}"));
+    }
+    if !t.dependencies.is_empty() {
+        parts.push(format!("depends on {}", t.dependencies.join(", ")));
+    }
+    if let Some(r) = &t.blocked_reason {
+        parts.push(format!("blocked: {r}"));
+    }
+    match pending(app, &t.id) {
+        0 => {}
+        n => parts.push(format!("{n} waiting for approval")),
+    }
+    parts.join(" · ")
+}
+
+fn own(line: Line<'_>) -> Line<'static> {
+    Line::from(
+        line.spans
+            .into_iter()
+            .map(|s| Span::styled(s.content.into_owned(), s.style))
+            .collect::<Vec<_>>(),
+    )
+    .style(line.style)
+}
+
+pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buffer) {
+    let t = &app.theme;
+    let BoardOverlay::New { input, error } = o;
+    let r = centered(area, 72, if error.is_some() { 8 } else { 6 });
+    let inside = overlay_frame("New task", r, buf, t);
+    put_line(
+        buf,
+        inside,
+        0,
+        &Line::from(Span::styled(
+            "What is the task for? (its first line becomes the title)",
+            t.dim,
+        )),
+    );
+    if inside.height > 1 {
+        input.render(Rect::new(inside.x, inside.y + 1, inside.width, 1), buf);
+    }
+    if let Some(e) = error {
+        let a = Rect::new(
+            inside.x,
+            inside.y + 2,
+            inside.width,
+            inside.height.saturating_sub(2),
+        );
+        draw_top_down(
+            a,
+            buf,
+            [(Line::from(Span::styled(e.clone(), t.input_error)), 0)],
+        );
+    }
+}
