@@ -162,9 +162,9 @@ async fn executor_answers_loads_for_the_project() {
     for fx in app.start() {
         exec.execute(fx);
     }
-    // Root listing, walk, story, world, transcript: five results.
+    // Root listing, walk, story, world, transcript, board: six results.
     let mut got = 0;
-    while got < 5 {
+    while got < 6 {
         let msg = tokio::time::timeout(Duration::from_secs(10), rx.recv())
             .await
             .unwrap()
