@@ -422,10 +422,16 @@ fn a_card_counts_the_calls_waiting_on_its_task() {
         Mode::Normal,
     );
     call.args = json!({"step": 2, "status": "done"});
-    // Another tool's call and a board call on another task do not count.
+    // The preview's stale-check targets say which task the call changes.
+    call.preview.targets = vec![nbook::protocol::TargetState {
+        key: "board/task/NB-001".into(),
+        fingerprint: "updated 1".into(),
+    }];
+    // A call on another task does not count, whatever its summary says.
     let mut other = call.clone();
     other.approval_id = "call-other".into();
-    other.preview.summary = "fn_task_update: update NB-003".into();
+    other.preview.summary = "fn_task_update: update NB-001 from NB-003".into();
+    other.preview.targets[0].key = "board/task/NB-003".into();
     a.update(Action::Resync {
         pending: vec![call, other],
         inputs: Vec::new(),

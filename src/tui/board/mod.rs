@@ -169,16 +169,21 @@ impl BoardState {
         self.settle(!last);
     }
 
-    /// Calls waiting for approval that act on task `id` (a board tool naming it).
+    /// Calls waiting for approval that act on task `id`: their preview's stale-check targets
+    /// name the task's record or one of its documents (what the board's dry run touched, not
+    /// a guess from the tool's name or arguments).
     pub fn pending_for<'a>(
         id: &str,
         calls: impl Iterator<Item = &'a crate::engine::PendingCall>,
     ) -> usize {
+        let task = format!("board/task/{id}");
+        let docs = format!("board/document/{id}/");
         calls
             .filter(|c| {
-                c.tool.starts_with("fn_")
-                    && (c.args.get("task_id").and_then(|v| v.as_str()) == Some(id)
-                        || c.preview.summary.contains(id))
+                c.preview
+                    .targets
+                    .iter()
+                    .any(|t| t.key == task || t.key.starts_with(&docs))
             })
             .count()
     }
