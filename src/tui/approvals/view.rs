@@ -406,14 +406,20 @@ pub fn draw_approvals(app: &AppState, area: Rect, buf: &mut Buffer, focused: boo
             Waiting::Call(c) => Line::from(vec![
                 Span::styled(format!("{:>3} ", age(&c.requested_at, app.wall_now)), t.dim),
                 Span::styled(c.tool.clone(), t.tool),
-                Span::styled(format!(" s{} ", c.session_id), t.dim),
+                Span::styled(
+                    format!(" {} ", crate::tui::sessions::short_id(&c.session_id)),
+                    t.dim,
+                ),
                 Span::styled(client_mark(app, &c.session_id), t.tool_wait),
                 Span::raw(cut(&c.preview.summary, 200)),
             ]),
             Waiting::Question(q) => Line::from(vec![
                 Span::styled(format!("{:>3} ", age(&q.requested_at, app.wall_now)), t.dim),
                 Span::styled("? question", t.tool_wait),
-                Span::styled(format!(" s{} ", q.session_id), t.dim),
+                Span::styled(
+                    format!(" {} ", crate::tui::sessions::short_id(&q.session_id)),
+                    t.dim,
+                ),
                 Span::raw(cut(&q.title, 200)),
             ]),
         };

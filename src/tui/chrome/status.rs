@@ -44,7 +44,10 @@ pub fn draw_status(app: &AppState, area: Rect, buf: &mut Buffer) {
             SessionState::Idle => "idle",
             SessionState::Failed => "failed",
         };
-        spans.push(Span::styled(format!("│ s{} ", s.id), t.dim));
+        spans.push(Span::styled(
+            format!("│ {} ", crate::tui::sessions::short_id(&s.id)),
+            t.dim,
+        ));
         spans.push(Span::styled(s.mode.as_str(), style));
         spans.push(Span::styled(format!(" {state} "), t.dim));
     }

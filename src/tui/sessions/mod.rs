@@ -652,6 +652,16 @@ impl SessionsState {
     }
 }
 
+/// A session as the bars and lists name it: `s7` for an agent's numbered session, the id
+/// itself for the named ones (`author`, `cli`), which would read as `sauthor`.
+pub fn short_id(id: &str) -> String {
+    if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
+        format!("s{id}")
+    } else {
+        id.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
