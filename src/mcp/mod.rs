@@ -21,8 +21,9 @@
 //!
 //! Choices: one session per outside client, in `normal` mode, titled with its
 //! `clientInfo.name` and marked as an MCP client; a call that needs no approval returns at
-//! once; MCP Tasks and elicitation are not used — the long-poll tool works with every client,
-//! and the decision is always the author's, in nbook.
+//! once; a client that declares MCP Tasks gets a task for a call that may wait (the edge in
+//! `server`), every other client the long-poll tool; elicitation is never used — the decision
+//! is always the author's, in nbook.
 
 pub mod attach;
 pub mod backend;
