@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use nbook::tui::action::{Action, ConfigReload};
 use nbook::tui::keymap::Keymap;
-use tmux_support::{tmux_available, Tmux};
+use tmux_support::{skip_without_tmux, Tmux};
 use tui_support::{empty_app, press, render};
 
 const BIN: &str = env!("CARGO_BIN_EXE_nbook");
@@ -107,12 +107,7 @@ fn the_new_session_form_without_models_points_to_the_setup() {
 
 #[test]
 fn the_running_tui_reloads_the_keymap_and_the_config() {
-    if !tmux_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is required under CI (.ci/run installs it)"
-        );
-        eprintln!("skipping: tmux is not installed");
+    if skip_without_tmux() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

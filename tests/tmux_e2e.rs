@@ -19,7 +19,7 @@ use std::process::Command;
 use std::time::Duration;
 
 mod tmux_support;
-use tmux_support::{tmux_available, Tmux};
+use tmux_support::{skip_without_tmux, Tmux};
 
 fn read(root: &Path, rel: &str) -> Option<String> {
     std::fs::read_to_string(root.join(rel)).ok()
@@ -27,12 +27,7 @@ fn read(root: &Path, rel: &str) -> Option<String> {
 
 #[test]
 fn demo_approve_reject_approve_then_files_on_disk() {
-    if !tmux_available() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is required under CI (.ci/run installs it)"
-        );
-        eprintln!("skipping: tmux is not installed");
+    if skip_without_tmux() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -114,18 +109,6 @@ fn demo_approve_reject_approve_then_files_on_disk() {
         "reason missing from the log"
     );
     assert!(log.contains("\"decision\":\"reject\""));
-}
-
-fn skip_without_tmux() -> bool {
-    if tmux_available() {
-        return false;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "tmux is required under CI (.ci/run installs it)"
-    );
-    eprintln!("skipping: tmux is not installed");
-    true
 }
 
 #[test]

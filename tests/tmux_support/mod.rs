@@ -125,3 +125,18 @@ pub fn tmux_available() -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
+
+/// Without tmux a test is skipped with a message, except under CI (`CI` set), where `.ci/run`
+/// installs it and a missing one is a failure.
+#[allow(dead_code)]
+pub fn skip_without_tmux() -> bool {
+    if tmux_available() {
+        return false;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "tmux is required under CI (.ci/run installs it)"
+    );
+    eprintln!("skipping: tmux is not installed");
+    true
+}
