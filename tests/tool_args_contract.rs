@@ -241,6 +241,14 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     // The author's Board moves (author-only).
     "fn_task_move",
     "fn_task_pause",
+    // Agents at task level (#16) and the author's goals from the Board.
+    "fn_list_agents",
+    "fn_delegate_task",
+    "fn_spawn_agent",
+    "fn_ask_question",
+    "fn_heartbeat_done",
+    "fn_goal_create",
+    "fn_goal_archive",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

@@ -112,15 +112,24 @@ pub struct RunOutcome {
 /// System prompt: the profile's prompt, the project's `AGENTS.md`, the session's initial
 /// brief, then reminders (mode, task list).
 fn system_prompt(engine: &Engine, session_id: &str) -> String {
-    let mut s = engine
-        .session_profile(session_id)
-        .map(|p| p.prompt.clone())
-        .unwrap_or_default();
+    let state = engine.session_state(session_id);
+    // A session created with its own prompt (fn_spawn_agent's systemPromptOverride) uses it
+    // in place of its profile's; the profile still decides its tools.
+    let own = state
+        .get(crate::engine::agents::SYSTEM_PROMPT_KEY)
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty());
+    let mut s = match own {
+        Some(p) => p.to_string(),
+        None => engine
+            .session_profile(session_id)
+            .map(|p| p.prompt.clone())
+            .unwrap_or_default(),
+    };
     if let Ok(agents) = std::fs::read_to_string(engine.workspace().root().join("AGENTS.md")) {
         s.push_str("\n\n# Project instructions (AGENTS.md)\n\n");
         s.push_str(&agents);
     }
-    let state = engine.session_state(session_id);
     if let Some(initial) = state
         .get(crate::engine::agents::INITIAL_KEY)
         .filter(|v| v.as_object().is_some_and(|o| !o.is_empty()))
@@ -167,16 +176,22 @@ fn system_prompt(engine: &Engine, session_id: &str) -> String {
     s
 }
 
-/// The tools a session's model is offered: the registered tools its profile allows. A role's
-/// tools are withheld here, when the session is built, not refused when called.
+/// The tools a session's model is offered: the registered tools its profile allows, in name
+/// order with those declared `listed_last` after the rest. A role's tools are withheld here,
+/// when the session is built, not refused when called.
 pub fn tool_specs(engine: &Engine, session_id: &str) -> Vec<ToolSpec> {
     let Some(profile) = engine.session_profile(session_id) else {
         return Vec::new();
     };
-    engine
+    let mut tools: Vec<_> = engine
         .registry()
         .iter()
         .filter(|t| profile.allows(t.tool.name()))
+        .collect();
+    // Stable: the registry's name order holds within each group.
+    tools.sort_by_key(|t| t.tool.effects().listed_last);
+    tools
+        .into_iter()
         .map(|t| ToolSpec {
             name: t.tool.name().to_string(),
             description: t.tool.description().to_string(),

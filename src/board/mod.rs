@@ -19,6 +19,7 @@
 //! This module imports nothing from the engine; the tools in `src/tools/fusion/` put it
 //! behind the engine contract.
 
+pub mod assign;
 pub mod docs;
 pub mod error;
 pub mod goals;

@@ -20,6 +20,9 @@ pub const LINK_PREFIX: &str = "agent.link.";
 pub const DETACH_PREFIX: &str = "agent.detach.";
 /// The `initial` object a session was created with.
 pub const INITIAL_KEY: &str = "agent.initial";
+/// A session's own system prompt, used in place of its profile's (a spawned child's
+/// `systemPromptOverride`).
+pub const SYSTEM_PROMPT_KEY: &str = "agent.system_prompt";
 
 /// NeuroBook's invocation modes (notes §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,6 +251,42 @@ impl Engine {
                 json!({"sessionId": info.id, "profileKey": profile_key}),
             )?;
         }
+        Ok(info)
+    }
+
+    /// Create a child session of `parent` on the engine's behalf (a system caller: role
+    /// profiles are system-only), with `state` set on it before anything can run it, and
+    /// linked to the parent like `create_agent` links (so the parent's cancel reaches it while
+    /// it waits on it). Nothing is created when the parent or the profile is unknown.
+    pub fn spawn_child(
+        &self,
+        parent: &str,
+        profile_key: &str,
+        initial: Value,
+        title: &str,
+        state: Vec<(String, Value)>,
+    ) -> Result<SessionInfo, AgentError> {
+        if self.session(parent).is_none() {
+            return Err(AgentError::UnknownSession(parent.to_string()));
+        }
+        if self.profiles().get(profile_key).is_none() {
+            return Err(AgentError::UnknownProfile(profile_key.to_string()));
+        }
+        let info = self
+            .create_session(profile_key, Mode::Normal, title, Some(parent.to_string()))
+            .map_err(|e| AgentError::Other(e.to_string()))?;
+        let mut updates = vec![(INITIAL_KEY.to_string(), initial)];
+        updates.extend(state);
+        self.set_session_state(&info.id, updates)
+            .map_err(|e| AgentError::Other(e.to_string()))?;
+        self.set_session_state(
+            parent,
+            vec![(
+                format!("{LINK_PREFIX}{}", info.id),
+                json!({"sessionId": info.id, "profileKey": profile_key}),
+            )],
+        )
+        .map_err(|e| AgentError::Other(e.to_string()))?;
         Ok(info)
     }
 

@@ -37,6 +37,9 @@ pub struct Effects {
     /// Only the author may call it (through [`crate::engine::Engine::author_call`]); the
     /// engine refuses it for every other actor even when a profile lists it (plot hard delete).
     pub author_only: bool,
+    /// Offered to the model after every other tool of its session (Fusion sorts
+    /// `fn_heartbeat_done` last: the call that closes a run reads as the list's end).
+    pub listed_last: bool,
 }
 
 impl Effects {
@@ -50,6 +53,7 @@ impl Effects {
             prompt_gated_in_neurobook: false,
             ends_run: false,
             author_only: false,
+            listed_last: false,
         }
     }
     pub const fn pauses(mut self) -> Effects {
@@ -74,6 +78,10 @@ impl Effects {
     }
     pub const fn author_only(mut self) -> Effects {
         self.author_only = true;
+        self
+    }
+    pub const fn listed_last(mut self) -> Effects {
+        self.listed_last = true;
         self
     }
 

@@ -177,6 +177,44 @@ impl Engine {
         }
     }
 
+    /// Ask the author without waiting: the question is on record and in the queue when this
+    /// returns, and the receiver yields the answers (or an error when it is withdrawn). The
+    /// session's state is left alone: the asker ends its turn and the answer comes back as
+    /// its next message (`fn_ask_question`). Cancelling the session's run withdraws it.
+    pub fn ask_deferred(
+        &self,
+        session_id: &str,
+        id: &str,
+        title: &str,
+        questions: Vec<Question>,
+    ) -> Result<(InputRequest, oneshot::Receiver<Vec<Answer>>), InputError> {
+        if self.is_headless() {
+            return Err(InputError::Headless);
+        }
+        let req = InputRequest {
+            id: format!("{session_id}/{id}"),
+            session_id: session_id.to_string(),
+            source: InputSource::Agent,
+            title: title.to_string(),
+            questions,
+            requested_at: now_rfc3339(),
+        };
+        self.append(
+            session_id,
+            LogRecord::Lifecycle {
+                status: "waiting".into(),
+                message: Some(format!("question for the author: {}", req.title)),
+            },
+        )
+        .map_err(|e| InputError::NotRecorded(e.to_string()))?;
+        let (tx, rx) = oneshot::channel();
+        self.state().inputs.push_back((req.clone(), tx));
+        self.emit(EngineEvent::InputRequested {
+            request: req.clone(),
+        });
+        Ok((req, rx))
+    }
+
     /// Questions waiting for the author, oldest first.
     pub fn pending_inputs(&self) -> Vec<InputRequest> {
         self.state().inputs.iter().map(|(r, _)| r.clone()).collect()

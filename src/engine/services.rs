@@ -7,7 +7,10 @@
 
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
+use tokio::sync::oneshot;
 
 use super::agents::{AgentError, AgentHost, LinkedAgent};
 use super::inputs::InputError;
@@ -16,7 +19,7 @@ use super::profiles::Profiles;
 use super::session_log::ReadLog;
 use super::{Engine, EngineError};
 use crate::config::Config;
-use crate::protocol::{Answer, InputSource, Question, SessionInfo};
+use crate::protocol::{Answer, InputRequest, InputSource, Question, SessionInfo};
 use crate::workspace::Workspace;
 
 /// The engine as tools see it. Implemented by the engine; every method forwards to it.
@@ -30,6 +33,10 @@ pub trait ToolServices: Send + Sync {
     fn session_log(&self, id: &str) -> Result<ReadLog, EngineError>;
     /// The caller's linked agents, detached ones included (flagged).
     fn linked_agents(&self, caller: &str) -> Vec<LinkedAgent>;
+    /// Every session of this project (the board's agents: `fn_list_agents`).
+    fn sessions(&self) -> Vec<SessionInfo>;
+    /// A session's custom state (read only: a tool changes only its own, by its output).
+    fn session_state(&self, id: &str) -> Arc<BTreeMap<String, Value>>;
 
     // Sessions and the agent-host seam.
     /// Create a session for `profile_key`, linked to `caller` when there is one (`None`: a
@@ -42,6 +49,16 @@ pub trait ToolServices: Send + Sync {
         title: Option<&str>,
     ) -> Result<SessionInfo, AgentError>;
     fn detach_agent(&self, caller: &str, id: &str) -> Result<&'static str, AgentError>;
+    /// A child session of `parent` created on the engine's behalf with `state` set on it
+    /// (`fn_spawn_agent`); see [`Engine::spawn_child`].
+    fn spawn_child(
+        &self,
+        parent: &str,
+        profile_key: &str,
+        initial: Value,
+        title: &str,
+        state: Vec<(String, Value)>,
+    ) -> Result<SessionInfo, AgentError>;
     fn set_title(&self, id: &str, title: &str);
     /// The agent host, when this process runs agents (the TUI, `nbook run`).
     fn host(&self) -> Option<Arc<dyn AgentHost>>;
@@ -56,6 +73,15 @@ pub trait ToolServices: Send + Sync {
         title: &str,
         questions: Vec<Question>,
     ) -> Result<Vec<Answer>, InputError>;
+    /// Ask the author without waiting (the answer is the receiver's); see
+    /// [`Engine::ask_deferred`].
+    fn ask_deferred(
+        &self,
+        session_id: &str,
+        id: &str,
+        title: &str,
+        questions: Vec<Question>,
+    ) -> Result<(InputRequest, oneshot::Receiver<Vec<Answer>>), InputError>;
     fn withdraw_input(&self, id: &str);
 
     // Jobs.
@@ -81,6 +107,12 @@ impl ToolServices for Engine {
     fn linked_agents(&self, caller: &str) -> Vec<LinkedAgent> {
         Engine::linked_agents(self, caller)
     }
+    fn sessions(&self) -> Vec<SessionInfo> {
+        Engine::sessions(self)
+    }
+    fn session_state(&self, id: &str) -> Arc<BTreeMap<String, Value>> {
+        Engine::session_state(self, id)
+    }
     fn create_agent(
         &self,
         caller: Option<&str>,
@@ -92,6 +124,16 @@ impl ToolServices for Engine {
     }
     fn detach_agent(&self, caller: &str, id: &str) -> Result<&'static str, AgentError> {
         Engine::detach_agent(self, caller, id)
+    }
+    fn spawn_child(
+        &self,
+        parent: &str,
+        profile_key: &str,
+        initial: Value,
+        title: &str,
+        state: Vec<(String, Value)>,
+    ) -> Result<SessionInfo, AgentError> {
+        Engine::spawn_child(self, parent, profile_key, initial, title, state)
     }
     fn set_title(&self, id: &str, title: &str) {
         Engine::set_title(self, id, title)
@@ -108,6 +150,15 @@ impl ToolServices for Engine {
         questions: Vec<Question>,
     ) -> Result<Vec<Answer>, InputError> {
         Engine::ask_blocking(self, session_id, source, id, title, questions)
+    }
+    fn ask_deferred(
+        &self,
+        session_id: &str,
+        id: &str,
+        title: &str,
+        questions: Vec<Question>,
+    ) -> Result<(InputRequest, oneshot::Receiver<Vec<Answer>>), InputError> {
+        Engine::ask_deferred(self, session_id, id, title, questions)
     }
     fn withdraw_input(&self, id: &str) {
         Engine::withdraw_input(self, id)

@@ -115,5 +115,12 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::docs::TaskDocumentRead))?;
     registry.register(Arc::new(fusion::docs::GoalList))?;
     registry.register(Arc::new(fusion::docs::GoalShow))?;
+    registry.register(Arc::new(fusion::goals::GoalCreate))?;
+    registry.register(Arc::new(fusion::goals::GoalArchive))?;
+    registry.register(Arc::new(fusion::agents::ListAgents))?;
+    registry.register(Arc::new(fusion::agents::DelegateTask))?;
+    registry.register(Arc::new(fusion::agents::SpawnAgent))?;
+    registry.register(Arc::new(fusion::agents::AskQuestion))?;
+    registry.register(Arc::new(fusion::agents::HeartbeatDone))?;
     Ok(())
 }

@@ -15,7 +15,9 @@
 //! require it there (`TASK_ID_REQUIRED` otherwise); executor tools without a `task_id`
 //! parameter (fn_task_update, fn_task_done, …) can only ever touch the session's task.
 
+pub mod agents;
 pub mod docs;
+pub mod goals;
 pub mod tasks;
 
 use serde_json::Value;

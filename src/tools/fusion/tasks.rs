@@ -317,8 +317,45 @@ pub struct DoneArgs {
     pub reason: Option<String>,
 }
 
-write_tool!(TaskDone, "fn_task_done", DoneArgs, ENDS,
-    "End this session's task. outcome completed (default): needs its PROMPT.md steps and every dependency Done; marks the remaining steps done and moves it to Review. outcome blocked: reason is required (an error result BLOCKED_REASON_REQUIRED without it, where Fusion answers plain text); parks it honestly with `BLOCKED: <reason>` and claims no completion: blockedBy ids (which must exist) merge into its dependencies and blockedBy becomes them; with dependencies it stays in Drafting with status failed, without any it goes back to Planning (needs-replan). Steps are kept. The run ends after it.");
+pub struct TaskDone;
+
+impl TypedTool for TaskDone {
+    type Args = DoneArgs;
+    const NAME: &'static str = "fn_task_done";
+    const GROUP: &'static str = "board";
+    const DESCRIPTION: &'static str = "End this session's task. outcome completed (default): needs its PROMPT.md steps and every dependency Done; marks the remaining steps done and moves it to Review. outcome blocked: reason is required (an error result BLOCKED_REASON_REQUIRED without it, where Fusion answers plain text); parks it honestly with `BLOCKED: <reason>` and claims no completion: blockedBy ids (which must exist) merge into its dependencies and blockedBy becomes them; with dependencies it stays in Drafting with status failed, without any it goes back to Planning (needs-replan). Steps are kept. The run ends after it.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: Effects = ENDS;
+    fn write_targets(&self, ctx: &ToolCtx, a: &DoneArgs) -> Vec<String> {
+        TaskDone::task(ctx, a)
+            .map(|t| vec![format!("board/{t}")])
+            .unwrap_or_default()
+    }
+    fn preview(&self, ctx: &ToolCtx, a: &DoneArgs, _raw: &Value) -> Result<Preview, ToolError> {
+        let t = TaskDone::task(ctx, a)?;
+        let who = actor(ctx);
+        preview_op(Self::NAME, &board(ctx), |c: &Connection| {
+            TaskDone::op(c, a, &t, &who)
+        })
+    }
+    fn run(&self, ctx: &ToolCtx, a: &DoneArgs) -> Result<ToolOutput, ToolError> {
+        let t = TaskDone::task(ctx, a)?;
+        let who = actor(ctx);
+        let mut out = run_op(&board(ctx), |c: &Connection| TaskDone::op(c, a, &t, &who))?;
+        // The task's work is over: the children this session spawned for it stop too.
+        let stopped = super::agents::stop_children(ctx);
+        if !stopped.is_empty() {
+            out.content.push_str(&format!(
+                "\nStopped the agents spawned for it: session {}.",
+                stopped.join(", ")
+            ));
+            if let Some(d) = out.details.as_mut() {
+                d["stoppedAgents"] = json!(stopped);
+            }
+        }
+        Ok(out)
+    }
+}
 
 impl TaskDone {
     fn task(ctx: &ToolCtx, _: &DoneArgs) -> Result<String, ToolError> {
