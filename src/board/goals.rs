@@ -145,3 +145,12 @@ pub fn active(c: &Connection) -> BoardResult<Vec<Goal>> {
     let goals: Vec<Goal> = st.query_map([], row)?.collect::<Result<_, _>>()?;
     Ok(goals)
 }
+
+/// The archived goals in creation order (the Board's goal list, to unarchive one).
+pub fn archived(c: &Connection) -> BoardResult<Vec<Goal>> {
+    let mut st = c.prepare_cached(
+        "SELECT id, title, description, status, created_at, updated_at FROM nbook_board_goal WHERE status = 'archived' ORDER BY seq",
+    )?;
+    let goals: Vec<Goal> = st.query_map([], row)?.collect::<Result<_, _>>()?;
+    Ok(goals)
+}

@@ -47,6 +47,8 @@ pub enum ReadError {
 pub struct BoardOverview {
     pub tasks: Vec<crate::board::Task>,
     pub goals: Vec<crate::board::Goal>,
+    /// The archived goals (the Board's goal list offers to unarchive them).
+    pub archived_goals: Vec<crate::board::Goal>,
 }
 
 /// One task opened on the Board: the record (with PROMPT.md and steps), its documents with
@@ -147,6 +149,7 @@ impl ReadModel {
             Ok(BoardOverview {
                 tasks: crate::board::tasks::all(c, None)?,
                 goals: crate::board::goals::active(c)?,
+                archived_goals: crate::board::goals::archived(c)?,
             })
         })?)
     }

@@ -107,6 +107,8 @@ commands! {
     BoardMoveBack = "board_move_back": "Board: move the selected task to the previous column",
     BoardPause = "board_pause": "Board: pause the selected task (again: resume it)",
     BoardArchive = "board_archive": "Board: archive the selected task (m/M move it back)",
+    BoardGoalNew = "board_goal_new": "Board: create a book goal (you type its title and description; fn_goal_create as you)",
+    BoardGoals = "board_goals": "Board: list the goals to archive or unarchive one (fn_goal_archive as you)",
     WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
     WorldForward = "world_forward": "World: move the cursor forward one zoom unit",
     WorldPrevSlice = "world_prev_slice": "World: move the cursor to the previous slice",

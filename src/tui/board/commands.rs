@@ -23,5 +23,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::BoardArchive, "archive")
             .available(archivable)
             .hint(),
+        c(Command::BoardGoalNew, "new goal"),
+        c(Command::BoardGoals, "goals"),
     ]
 }

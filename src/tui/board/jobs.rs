@@ -21,6 +21,10 @@ pub enum BoardWrite {
     Move { task: String, column: String },
     /// `p`: pause (true) or resume (false).
     Pause { task: String, paused: bool },
+    /// `o`: a new book goal.
+    GoalCreate { title: String, description: String },
+    /// `O` then Enter: archive (true) or unarchive (false) a goal.
+    GoalArchive { goal: String, archived: bool },
 }
 
 impl BoardWrite {
@@ -36,6 +40,14 @@ impl BoardWrite {
             BoardWrite::Pause { task, paused } => {
                 ("fn_task_pause", json!({"task_id": task, "paused": paused}))
             }
+            BoardWrite::GoalCreate { title, description } => (
+                "fn_goal_create",
+                json!({"title": title, "description": description}),
+            ),
+            BoardWrite::GoalArchive { goal, archived } => (
+                "fn_goal_archive",
+                json!({"goal_id": goal, "archived": archived}),
+            ),
         }
     }
 }

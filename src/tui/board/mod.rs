@@ -5,12 +5,16 @@
 //! `Enter` opens the whole task (PROMPT.md, steps, documents with revisions, log).
 //!
 //! Reads go through the engine's read model in blocking jobs (`jobs`); writes (`n` new task,
-//! `m`/`M` move, `p` pause/resume, `x` archive) are the author's own tool calls through the
-//! engine (`fn_task_create`, `fn_task_move`, `fn_task_pause`), logged in the author session.
+//! `m`/`M` move, `p` pause/resume, `x` archive, `o` new goal, `O` archive or unarchive a goal)
+//! are the author's own tool calls through the engine (`fn_task_create`, `fn_task_move`,
+//! `fn_task_pause`, `fn_goal_create`, `fn_goal_archive`), logged in the author session. On a
+//! wide screen the right-hand view draws the columns side by side (`columns`).
 //! This module holds the state and the rows; `update`, `view`, `overlay` and `commands` the
 //! rest.
 
+pub mod columns;
 pub mod commands;
+pub mod goals;
 pub mod jobs;
 pub mod overlay;
 pub mod update;

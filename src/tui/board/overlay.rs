@@ -1,11 +1,13 @@
-//! The Board pane's prompt: `n` asks for the new task's description (its first line becomes
+//! The Board pane's prompts: `n` asks for the new task's description (its first line becomes
 //! the title). An empty description keeps the prompt open and says what to type. Keys reach
-//! it through the `[input]` section (Enter creates, Esc cancels).
+//! it through the `[input]` section (Enter creates, Esc cancels). The goal form and the goal
+//! list (`o`, `O`) are `super::goals`'.
 
 use tui_textarea::TextArea;
 
 use crate::tui::action::{Command, Effect};
 use crate::tui::app::AppState;
+use crate::tui::board::goals::GoalForm;
 use crate::tui::board::jobs::BoardWrite;
 use crate::tui::input::{single_line, text_of, Overlay};
 
@@ -14,24 +16,39 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    /// `o`: a new goal's title and description.
+    Goal(Box<GoalForm>),
+    /// `O`: the goals, to archive or unarchive one (and why the last try was refused).
+    Goals {
+        selected: usize,
+        error: Option<String>,
+        /// The goal just archived or unarchived: the selection follows it to its new place.
+        follow: Option<String>,
+    },
 }
 
 impl BoardOverlay {
     pub fn name(&self) -> &'static str {
         match self {
             BoardOverlay::New { .. } => "board_new",
+            BoardOverlay::Goal(_) => "board_goal_new",
+            BoardOverlay::Goals { .. } => "board_goals",
         }
     }
 
     pub fn text(&self) -> Option<&TextArea<'static>> {
         match self {
             BoardOverlay::New { input, .. } => Some(input),
+            BoardOverlay::Goal(f) => Some(f.field()),
+            BoardOverlay::Goals { .. } => None,
         }
     }
 
     pub fn text_mut(&mut self) -> Option<&mut TextArea<'static>> {
         match self {
             BoardOverlay::New { input, .. } => Some(input),
+            BoardOverlay::Goal(f) => Some(f.field_mut()),
+            BoardOverlay::Goals { .. } => None,
         }
     }
 }
@@ -48,7 +65,11 @@ impl AppState {
         let Some(Overlay::Board(o)) = &mut self.overlay else {
             return Vec::new();
         };
-        let BoardOverlay::New { input, error } = o.as_mut();
+        let (input, error) = match o.as_mut() {
+            BoardOverlay::New { input, error } => (input, error),
+            BoardOverlay::Goal(_) => return self.goal_form_command(cmd),
+            BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
+        };
         match cmd {
             Command::Accept | Command::Submit => {
                 let text = text_of(input).trim().to_string();
@@ -73,8 +94,11 @@ impl AppState {
 
     pub(crate) fn board_text_changed(&mut self) -> Vec<Effect> {
         if let Some(Overlay::Board(o)) = &mut self.overlay {
-            let BoardOverlay::New { error, .. } = o.as_mut();
-            *error = None;
+            match o.as_mut() {
+                BoardOverlay::New { error, .. } => *error = None,
+                BoardOverlay::Goal(f) => f.error = None,
+                BoardOverlay::Goals { .. } => {}
+            }
         }
         Vec::new()
     }

@@ -67,6 +67,14 @@ impl AppState {
             Command::BoardMoveBack => return self.board_move(false),
             Command::BoardPause => return self.board_pause(),
             Command::BoardArchive => return self.board_archive(),
+            Command::BoardGoalNew => {
+                self.board_open_goal_form();
+                return Vec::new();
+            }
+            Command::BoardGoals => {
+                self.board_open_goals();
+                return Vec::new();
+            }
             _ => return Vec::new(),
         }
         // Keep the window where it was unless the selection left it (the goals line, when
@@ -202,11 +210,15 @@ impl AppState {
                 self.board.detail = Some((id, r.map(|d| *d)));
                 Vec::new()
             }
-            BoardJobResult::Written(_, r) => {
+            BoardJobResult::Written(w, r) => {
                 if self.board.writing != Some(ticket) {
                     return Vec::new();
                 }
                 self.board.writing = None;
+                let landed = r.as_ref().map(|_| ()).map_err(Clone::clone);
+                if self.goal_write_landed(&w, &landed) {
+                    return Vec::new();
+                }
                 match r {
                     Ok((text, task)) => {
                         // The task the change names stays (or, when new, becomes) selected.

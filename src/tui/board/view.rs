@@ -76,6 +76,14 @@ fn empty_lines(app: &AppState) -> Vec<(String, Style)> {
             ),
             t.dim,
         ),
+        (
+            format!(
+                "{} adds a book goal (at most 5 active), {} lists them to archive one.",
+                key(app, Command::BoardGoalNew),
+                key(app, Command::BoardGoals)
+            ),
+            t.dim,
+        ),
     ]
 }
 
@@ -130,14 +138,19 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
 pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     let b = &app.board;
     let t = &app.theme;
+    let mut area = area;
     if b.is_empty() {
+        // Goals come before tasks: the empty board shows them too.
+        if let Some(g) = goals_line(app) {
+            put_line(buf, area, 0, &g);
+            area = Rect::new(area.x, area.y + 1, area.width, area.height.saturating_sub(1));
+        }
         let rows = empty_lines(app)
             .into_iter()
             .map(|(text, style)| (Line::from(Span::styled(text, style)), 2));
         draw_top_down(area, buf, rows);
         return;
     }
-    let mut area = area;
     if let Some(g) = goals_line(app) {
         put_line(buf, area, 0, &g);
         area = Rect::new(
@@ -191,6 +204,10 @@ fn column_name(app: &AppState, id: &str) -> String {
 }
 
 pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
+    // Wide enough and no task opened: the columns side by side above the selected card.
+    if crate::tui::board::columns::fits(app, area) {
+        return crate::tui::board::columns::draw(app, area, buf);
+    }
     let lines = detail_lines(app);
     let skip = app.board.detail_scroll.min(lines.len().saturating_sub(1));
     draw_top_down(area, buf, lines.into_iter().skip(skip));
@@ -351,7 +368,18 @@ fn own(line: Line<'_>) -> Line<'static> {
 
 pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let BoardOverlay::New { input, error } = o;
+    let (input, error) = match o {
+        BoardOverlay::New { input, error } => (input, error),
+        BoardOverlay::Goal(f) => return crate::tui::board::goals::draw_form(app, f, area, buf),
+        BoardOverlay::Goals {
+            selected,
+            error,
+            follow,
+        } => {
+            let at = crate::tui::board::goals::current(app, *selected, follow.as_deref());
+            return crate::tui::board::goals::draw_list(app, at, error.as_deref(), area, buf);
+        }
+    };
     let r = centered(area, 72, if error.is_some() { 8 } else { 6 });
     let inside = overlay_frame("New task", r, buf, t);
     put_line(
