@@ -29,10 +29,7 @@ pub fn fits(app: &AppState, area: Rect) -> bool {
         _ => false,
     };
     let n = b.columns.len().max(1) as u16;
-    !b.is_empty()
-        && !opened
-        && area.width >= n * MIN_COLUMN
-        && area.height >= SUMMARY_ROWS + 6
+    !b.is_empty() && !opened && area.width >= n * MIN_COLUMN && area.height >= SUMMARY_ROWS + 6
 }
 
 /// Each column's cards as (row index, task index), in board order.
@@ -90,16 +87,16 @@ pub fn draw(app: &AppState, area: Rect, buf: &mut Buffer) {
         };
         let col = Rect::new(x, area.y, w, cols_h);
         let name = b.column(c).map(|(_, name)| name).unwrap_or("?");
-        let header = fit_width(
-            &format!("{name} ({})", cards.len()),
-            w as usize,
-            Cut::End,
-        );
+        let header = fit_width(&format!("{name} ({})", cards.len()), w as usize, Cut::End);
         put_line(buf, col, 0, &Line::from(Span::styled(header, th.heading)));
         let at = cards.iter().position(|(r, _)| *r == b.selected);
         let more = cards.len() > fit;
         // With more cards than fit, the last line says how many are not shown.
-        let room = if more { fit.saturating_sub(1).max(1) } else { fit };
+        let room = if more {
+            fit.saturating_sub(1).max(1)
+        } else {
+            fit
+        };
         let off = match at {
             Some(p) if p >= room => p + 1 - room,
             _ => 0,

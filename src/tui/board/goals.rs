@@ -93,7 +93,11 @@ impl AppState {
                 f.error = Some(format!("Not created: {e}"));
                 true
             }
-            (BoardOverlay::Goals { error, .. }, BoardWrite::GoalArchive { archived, .. }, Err(e)) => {
+            (
+                BoardOverlay::Goals { error, .. },
+                BoardWrite::GoalArchive { archived, .. },
+                Err(e),
+            ) => {
                 let what = if *archived { "archived" } else { "unarchived" };
                 *error = Some(format!("Not {what}: {e}"));
                 true
@@ -326,7 +330,11 @@ pub fn draw_list(
             Span::styled(head, t.meta),
             Span::styled(
                 title,
-                if g.status == "archived" { t.dim } else { t.text },
+                if g.status == "archived" {
+                    t.dim
+                } else {
+                    t.text
+                },
             ),
             Span::raw(" ".repeat(pad)),
             Span::styled(status, t.dim),
@@ -334,7 +342,10 @@ pub fn draw_list(
         let y = (i - off) as u16;
         if i == sel {
             line = crate::tui::chrome::select_line(line, t.selection);
-            buf.set_style(Rect::new(inside.x, inside.y + y, inside.width, 1), t.selection);
+            buf.set_style(
+                Rect::new(inside.x, inside.y + y, inside.width, 1),
+                t.selection,
+            );
         }
         put_line(buf, inside, y, &line);
     }

@@ -143,7 +143,12 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
         // Goals come before tasks: the empty board shows them too.
         if let Some(g) = goals_line(app) {
             put_line(buf, area, 0, &g);
-            area = Rect::new(area.x, area.y + 1, area.width, area.height.saturating_sub(1));
+            area = Rect::new(
+                area.x,
+                area.y + 1,
+                area.width,
+                area.height.saturating_sub(1),
+            );
         }
         let rows = empty_lines(app)
             .into_iter()
