@@ -149,7 +149,7 @@ pub enum AgentToolError {
     #[error("no agent host in this process: agents run inside `nbook` (the TUI) or `nbook run`, not `nbook call`")]
     NoHost,
     #[error("{0}")]
-    Engine(String),
+    Refused(String),
 }
 
 impl AgentToolError {
@@ -163,7 +163,7 @@ impl AgentToolError {
             TaskEnded { .. } => "TASK_WRONG_COLUMN",
             BadQuestion { .. } => "QUESTION_INVALID",
             NoHost => "AGENT_HOST_UNAVAILABLE",
-            Engine(_) => "AGENT_ENGINE",
+            Refused(_) => "AGENT_CALL_REFUSED",
         }
     }
 
@@ -193,7 +193,7 @@ impl From<AgentToolError> for ToolError {
 
 fn services(ctx: &ToolCtx) -> Result<&Arc<dyn ToolServices>, ToolError> {
     ctx.services.as_ref().ok_or_else(|| {
-        AgentToolError::Engine("agents are not available outside the engine".into()).into()
+        AgentToolError::Refused("agents are not available outside the engine".into()).into()
     })
 }
 
@@ -526,7 +526,7 @@ impl TypedTool for SpawnAgent {
         let initial = json!({"name": name, "role": a.role.as_str(), "taskId": task});
         let child = e
             .spawn_child(&ctx.session_id, profile, initial, name, state)
-            .map_err(|x| AgentToolError::Engine(x.to_string()))?;
+            .map_err(|x| AgentToolError::Refused(x.to_string()))?;
         let job = h
             .invoke_background(InvokeRequest {
                 caller: Some(ctx.session_id.clone()),
@@ -538,7 +538,7 @@ impl TypedTool for SpawnAgent {
                 origin_call_id: Some(ctx.call_id.clone()),
             })
             .map_err(|x| {
-                AgentToolError::Engine(format!(
+                AgentToolError::Refused(format!(
                     "session {} was created but could not start: {x}",
                     child.id
                 ))
@@ -755,7 +755,7 @@ impl TypedTool for AskQuestion {
         let n = questions.len();
         let (req, rx) = e
             .ask_deferred(&ctx.session_id, &ctx.call_id, &title, questions)
-            .map_err(|x| AgentToolError::Engine(x.to_string()))?;
+            .map_err(|x| AgentToolError::Refused(x.to_string()))?;
         let id = req.id.clone();
         let session = ctx.session_id.clone();
         // The answer starts the session's next turn; a withdrawn question (its run was
@@ -790,7 +790,7 @@ impl TypedTool for AskQuestion {
         if let Err(x) = spawned {
             e.withdraw_input(&id);
             return Err(
-                AgentToolError::Engine(format!("the question could not be kept: {x}")).into(),
+                AgentToolError::Refused(format!("the question could not be kept: {x}")).into(),
             );
         }
         Ok(ToolOutput {
