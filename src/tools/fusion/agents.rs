@@ -568,13 +568,22 @@ impl TypedTool for SpawnAgent {
 /// delivering a result to the parent (its task has ended) and its run is stopped. Returns the
 /// stopped sessions' ids.
 pub fn stop_children(ctx: &ToolCtx) -> Vec<String> {
-    let Some(e) = ctx.services.as_ref() else {
-        return Vec::new();
-    };
+    match ctx.services.as_ref() {
+        Some(e) => stop_children_of(e.as_ref(), &ctx.session_id, ctx.session_state.clone()),
+        None => Vec::new(),
+    }
+}
+
+/// [`stop_children`] for any session, given its state (`ToolServices::session_state`): what
+/// whoever ends a task session otherwise (the scheduler stopping an executor) calls too.
+pub fn stop_children_of(
+    e: &dyn ToolServices,
+    session_id: &str,
+    state: Arc<std::collections::BTreeMap<String, Value>>,
+) -> Vec<String> {
     let h = e.host();
     let mut stopped = Vec::new();
-    let mut todo: Vec<(String, Arc<std::collections::BTreeMap<String, Value>>)> =
-        vec![(ctx.session_id.clone(), ctx.session_state.clone())];
+    let mut todo = vec![(session_id.to_string(), state)];
     while let Some((parent, state)) = todo.pop() {
         for (k, v) in state.range(CHILD_PREFIX.to_string()..) {
             let Some(child) = k.strip_prefix(CHILD_PREFIX) else {
