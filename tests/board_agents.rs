@@ -857,3 +857,57 @@ async fn heartbeat_done_ends_the_run_with_its_summary() {
         .count();
     assert_eq!(turns, 1, "no model turn after fn_heartbeat_done");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authors_goal_tools_refuse_bad_input_and_change_nothing() {
+    let f = fx();
+    let code = |r: &CallResult| {
+        r.details
+            .as_ref()
+            .map(|d| d["code"].clone())
+            .unwrap_or(Value::Null)
+    };
+    let r = f
+        .engine
+        .author_call("fn_goal_create", json!({"title": "   "}), None)
+        .await;
+    assert!(!r.ok);
+    assert_eq!(code(&r), "INVALID_ARGUMENT", "{}", r.content);
+    let r = f
+        .engine
+        .author_call(
+            "fn_goal_archive",
+            json!({"goal_id": "G-404", "archived": true}),
+            None,
+        )
+        .await;
+    assert!(!r.ok);
+    assert_eq!(code(&r), "GOAL_NOT_FOUND", "{}", r.content);
+    let none = f
+        .board()
+        .read(|c| nbook::board::goals::list(c, nbook::board::goals::GoalFilter::All))
+        .unwrap();
+    assert_eq!(none["goals"], json!([]), "nothing was created");
+    for i in 0..5 {
+        let r = f
+            .engine
+            .author_call(
+                "fn_goal_create",
+                json!({"title": format!("Goal {i}")}),
+                None,
+            )
+            .await;
+        assert!(r.ok, "{}", r.content);
+    }
+    let r = f
+        .engine
+        .author_call("fn_goal_create", json!({"title": "Sixth"}), None)
+        .await;
+    assert_eq!(code(&r), "ACTIVE_GOAL_LIMIT_EXCEEDED", "{}", r.content);
+    assert!(r.content.contains("archive one first"), "{}", r.content);
+    let all = f
+        .board()
+        .read(|c| nbook::board::goals::list(c, nbook::board::goals::GoalFilter::All))
+        .unwrap();
+    assert_eq!(all["goals"].as_array().unwrap().len(), 5);
+}
