@@ -638,6 +638,9 @@ async fn run_calls(
                 }
                 results.push(r);
             }
+            // nbook is exiting: the call stays queued on disk and waits again at the next
+            // open, so nothing of this turn is recorded as done.
+            None if engine.is_closing() => return results,
             // The dropped call removed itself from the approval queue; record why it stopped.
             None => results.push(skipped(engine, session_id, &call, CANCELLED)),
         }

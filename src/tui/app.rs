@@ -420,6 +420,7 @@ impl AppState {
             Action::WorldJobDone { ticket, result } => self.world_job_done(ticket, result),
             Action::BoardJobDone { ticket, result } => self.board_job_done(ticket, result),
             Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
+            Action::Repreviewed { call_id, result } => self.repreviewed(call_id, result),
             Action::EffectFailed(msg) => {
                 self.error(msg);
                 Vec::new()

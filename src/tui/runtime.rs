@@ -193,6 +193,12 @@ impl Executor {
                     )));
                 }
             }
+            Effect::Repreview { call_id } => {
+                self.blocking(move |x| Action::Repreviewed {
+                    result: x.engine.repreview(&call_id),
+                    call_id,
+                });
+            }
             Effect::EditArgs {
                 call_id,
                 tool,

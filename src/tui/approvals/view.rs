@@ -52,6 +52,43 @@ fn client_mark(app: &AppState, session_id: &str) -> String {
         .unwrap_or_default()
 }
 
+/// "↻ " for a call that waited across a restart, "⚠ stale " when its target changed since.
+fn restored_mark(app: &AppState, approval_id: &str) -> Span<'static> {
+    let t = &app.theme;
+    match app.approvals.restored.get(approval_id) {
+        Some(r) if r.stale.is_some() => Span::styled("⚠ stale ", t.status_error),
+        Some(_) => Span::styled("↻ ", t.tool_wait),
+        None => Span::raw(""),
+    }
+}
+
+/// What the author must know about a call that waited across a restart.
+fn restored_row(app: &AppState, call: &PendingCall) -> Option<Row> {
+    let t = &app.theme;
+    let r = app.approvals.restored.get(&call.approval_id)?;
+    let key = |cmd| {
+        app.keymap
+            .key_for(cmd, &[crate::tui::keymap::Context::Approvals])
+            .map(|k| k.notation())
+            .unwrap_or_else(|| "—".into())
+    };
+    use crate::tui::action::Command;
+    Some(match &r.stale {
+        Some(why) => plain(
+            format!(
+                "⚠ stale: waited across a restart and its target {why}. {} previews it anew (it cannot be approved as shown), {} rejects it.",
+                key(Command::Approve),
+                key(Command::Reject)
+            ),
+            t.status_error,
+        ),
+        None => plain(
+            "↻ waited across a restart; its target is unchanged. Deciding it continues the session's run.",
+            t.tool_wait,
+        ),
+    })
+}
+
 /// Header, question and body of a pending call, as items for a view `width` columns wide.
 pub fn request_items<'a>(app: &'a AppState, call: &'a PendingCall, width: u16) -> Vec<Item<'a>> {
     let t = &app.theme;
@@ -82,6 +119,9 @@ pub fn request_items<'a>(app: &'a AppState, call: &'a PendingCall, width: u16) -
     .into_iter()
     .map(Item::Row)
     .collect();
+    if let Some(row) = restored_row(app, call) {
+        items.insert(1, Item::Row(row));
+    }
     match &call.preview.body {
         PreviewBody::Files { changes } => {
             let diffs = app
@@ -411,6 +451,7 @@ pub fn draw_approvals(app: &AppState, area: Rect, buf: &mut Buffer, focused: boo
                     t.dim,
                 ),
                 Span::styled(client_mark(app, &c.session_id), t.tool_wait),
+                restored_mark(app, &c.approval_id),
                 Span::raw(cut(&c.preview.summary, 200)),
             ]),
             Waiting::Question(q) => Line::from(vec![
