@@ -153,9 +153,16 @@ pub fn option_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
         ]
     };
     let mut first = vec![Span::styled("› ", t.key_hint)];
+    // A stale restored call cannot be approved as shown: approving previews it anew.
+    let stale = app.approvals.stale_reason(&call.approval_id).is_some();
     for pc in call_commands(call).iter().filter(|pc| pc.hint) {
+        use crate::tui::action::Command;
         let k = key_of(app, pc).unwrap_or_else(|| "—".into());
-        first.extend(opt(k, pc.label, pc.available));
+        match pc.cmd {
+            Command::Approve if stale => first.extend(opt(k, "preview anew", true)),
+            Command::ApproveSession if stale => {}
+            _ => first.extend(opt(k, pc.label, pc.available)),
+        }
     }
     if let Some(last) = first.last_mut() {
         last.content = last.content.trim_end().to_string().into();
