@@ -31,7 +31,8 @@ fn file_call(id: &str, path: &str, diff: &str) -> PendingCall {
     )
 }
 
-const OLD: &str = "--- a/ch.md\n+++ b/ch.md\n@@ -1 +1 @@\n-The harbour was quiet.\n+The harbour was still.\n";
+const OLD: &str =
+    "--- a/ch.md\n+++ b/ch.md\n@@ -1 +1 @@\n-The harbour was quiet.\n+The harbour was still.\n";
 const NEW: &str = "--- a/ch.md\n+++ b/ch.md\n@@ -1 +1 @@\n-The author rewrote this line.\n+The harbour was still.\n";
 
 /// Two restored calls (the second stale) and one that arrived after the open.

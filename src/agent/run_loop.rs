@@ -494,8 +494,12 @@ pub async fn run_invocation(
             break;
         }
     }
+    let closing = out.cancelled && engine.is_closing();
     let (status, state) = if out.error.is_some() {
         ("error", SessionState::Failed)
+    } else if closing {
+        // nbook quit mid-run: its waiting call is kept and resumes the session when decided.
+        ("paused", SessionState::Idle)
     } else if out.cancelled {
         ("cancelled", SessionState::Idle)
     } else {
@@ -505,7 +509,10 @@ pub async fn run_invocation(
         &session_id,
         LogRecord::Lifecycle {
             status: status.into(),
-            message: out.error.clone(),
+            message: match closing {
+                true => Some("nbook quit; a call that waits for the author waits again when the project is reopened".into()),
+                false => out.error.clone(),
+            },
         },
     );
     // The run is over either way; a session must not stay "running" because its log failed.

@@ -49,7 +49,7 @@ pub enum Msg {
     /// The engine's broadcast lagged: re-read its state.
     Lagged,
     /// SIGTERM or SIGHUP: leave at once (the terminal is restored by the caller; calls still
-    /// pending are recorded as interrupted at the next start).
+    /// pending stay queued on disk and wait again at the next start).
     Terminate,
 }
 
