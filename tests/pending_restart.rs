@@ -588,3 +588,88 @@ async fn without_a_model_the_result_is_recorded_and_the_session_says_it_waits_fo
     assert!(!host.is_running(&sid));
     assert_ne!(engine.session(&sid).unwrap().state, SessionState::Failed);
 }
+
+// ---- a staging tool (execute_sql): staged anew after the restart, committed or refused ----
+
+fn sql_call(id: &str, sql: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: "execute_sql".into(),
+        arguments: json!({ "sql": sql }),
+    }
+}
+
+fn titles(root: &Path) -> Vec<String> {
+    let c = nbook::store::open(&root.join(".nbook/project.sqlite")).unwrap();
+    let mut s = c.prepare("SELECT title FROM Story ORDER BY id").unwrap();
+    let v = s
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    v
+}
+
+fn set_title(root: &Path, from: &str, to: &str) {
+    let c = nbook::store::open(&root.join(".nbook/project.sqlite")).unwrap();
+    c.execute("UPDATE Story SET title = ?2 WHERE title = ?1", [from, to])
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_sql_write_commits_when_its_rows_are_unchanged_and_is_refused_when_not() {
+    let f = fixture();
+    {
+        let c = nbook::store::open(&f.root.join(".nbook/project.sqlite")).unwrap();
+        for t in ["Tale 1", "Tale 2"] {
+            c.execute(
+                "INSERT INTO Story (title, summary) VALUES (?1, 'seed')",
+                [t],
+            )
+            .unwrap();
+        }
+    }
+    let engine = open(&f);
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    let (task, ap1) = queued(
+        &engine,
+        &sid,
+        sql_call(
+            "s1",
+            "UPDATE Story SET title = title || '!' WHERE title = 'Tale 1'",
+        ),
+    )
+    .await;
+    quit(engine, task).await;
+    let engine = open(&f);
+    let mut done = serve(&engine);
+    assert_eq!(engine.restored_calls()[&ap1].stale, None);
+    engine.decide(&ap1, Decision::Approve).unwrap();
+    resolved(&mut done).await;
+    assert_eq!(titles(&f.root), ["Tale 1!", "Tale 2"]);
+    assert!(result_of(&engine, &sid, "s1").unwrap().0);
+
+    let (task, ap2) = queued(
+        &engine,
+        &sid,
+        sql_call(
+            "s2",
+            "UPDATE Story SET title = title || '?' WHERE title LIKE 'Tale 2%'",
+        ),
+    )
+    .await;
+    quit(engine, task).await;
+    // Another program (NeuroBook) changes the row while nbook is closed.
+    set_title(&f.root, "Tale 2", "Tale 2 (revised)");
+    let engine = open(&f);
+    let mut done = serve(&engine);
+    assert!(engine.restored_calls()[&ap2].stale.is_some());
+    engine.decide(&ap2, Decision::Approve).unwrap();
+    resolved(&mut done).await;
+    assert_eq!(titles(&f.root), ["Tale 1!", "Tale 2 (revised)"]);
+    let (ok, content) = result_of(&engine, &sid, "s2").unwrap();
+    assert!(!ok && content.starts_with("stale:"), "{content}");
+}

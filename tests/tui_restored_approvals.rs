@@ -49,7 +49,7 @@ fn app() -> AppState {
     app.approvals.restored.insert(
         "ap-2".into(),
         RestoredCall {
-            stale: Some("changed since the preview: manuscript/ch.md".into()),
+            stale: Some("its target changed since the preview: manuscript/ch.md".into()),
         },
     );
     app.focus = Pane::Approvals;

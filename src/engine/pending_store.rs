@@ -34,6 +34,7 @@ use tokio::sync::oneshot;
 
 use super::call_result::{changed_targets, not_recorded, rejected};
 use super::dispatch::Admitted;
+use super::effects::EgressRequest;
 use super::session_log::{read_log, unresolved_calls};
 use super::tool::Staged;
 use super::types::*;
@@ -345,6 +346,9 @@ impl Engine {
         };
         for (id, call, rx) in waiting {
             let stale = match self.preview_now(&call) {
+                // Where an egress call sends follows from its arguments; its preview also
+                // lists what this process saw, which a restart forgets.
+                Ok(_) if matches!(call.preview.body, PreviewBody::Egress { .. }) => None,
                 Ok(now) => stale_reason(&call.preview, &now),
                 Err(e) => Some(e),
             };
@@ -420,6 +424,9 @@ impl Engine {
         let Admitted { tool, ctx, args } = self
             .admit(Actor::Agent, &call.session_id, &tc)
             .map_err(|r| r.content)?;
+        if let Some(requests) = egress_only(&tool, &ctx, &args, &tc)? {
+            return Ok(self.egress_preview(&ctx, &requests));
+        }
         if tool.is_staging() {
             match tool.stage(&ctx, &args) {
                 Some(Ok(Staged::Held(h))) => {
@@ -487,6 +494,25 @@ impl Engine {
             Ok(a) => a,
             Err(r) => return *r,
         };
+        // A read that sends data off the machine: the author approved where it goes.
+        let egress = match egress_only(&tool, &ctx, &args, tc) {
+            Ok(e) => e,
+            Err(e) => return CallResult::fail(tc, CallStatus::ToolError, e),
+        };
+        if let Some(requests) = egress {
+            return match decision {
+                Decision::Edit { new_args } => match self.validate_edit(tc, new_args) {
+                    Ok(a) => self.execute(tool, ctx, tc, a, None).await,
+                    Err(r) => *r,
+                },
+                d => {
+                    if d == Decision::ApproveForSession && call.session_grant_allowed {
+                        self.grant_egress(&call.session_id, &requests);
+                    }
+                    self.execute(tool, ctx, tc, args, None).await
+                }
+            };
+        }
         let (args, check) = match decision {
             Decision::Edit { new_args } => match self.validate_edit(tc, new_args) {
                 // The author wrote these arguments: nothing of the old preview binds them.
@@ -568,13 +594,40 @@ impl Engine {
     }
 }
 
+/// The requests of a call that only sends data off the machine (a non-mutating egress
+/// tool: it waited for the author because of where it sends, and changes nothing).
+fn egress_only(
+    tool: &Arc<dyn super::tool::Tool>,
+    ctx: &super::tool::ToolCtx,
+    args: &super::tool::CallArgs,
+    tc: &ToolCall,
+) -> Result<Option<Vec<EgressRequest>>, String> {
+    if !tool.effects().egress || tool.mutates().for_call(&tc.arguments) {
+        return Ok(None);
+    }
+    tool.egress(ctx, args)
+        .map(Some)
+        .map_err(|e| format!("it can no longer be sent: {e}"))
+}
+
 /// Why a call's target no longer matches the preview the author would approve.
+/// Targets with fingerprints bind a preview; a preview without them (the staging tools keep
+/// their fingerprint in the held change, which a restart loses) binds by what it shows.
 fn stale_reason(shown: &Preview, now: &Preview) -> Option<String> {
     if shown.targets == now.targets {
-        return None;
+        if !shown.targets.is_empty() || shown.body == now.body {
+            return None;
+        }
+        return Some(format!(
+            "it would now change something else than its preview showed ({})",
+            now.summary
+        ));
     }
     let changed = changed_targets(&shown.targets, &now.targets);
-    Some(format!("changed since the preview: {}", changed.join(", ")))
+    Some(format!(
+        "its target changed since the preview: {}",
+        changed.join(", ")
+    ))
 }
 
 fn stale(tc: &ToolCall, why: &str) -> CallResult {
@@ -582,7 +635,7 @@ fn stale(tc: &ToolCall, why: &str) -> CallResult {
         tc,
         CallStatus::Stale,
         format!(
-            "stale: the target of this {} call changed while it waited ({why}); nothing was changed. Read it again and propose the change anew.",
+            "stale: this {} call cannot run as its preview showed: {why}; nothing was changed. Read it again and propose the change anew.",
             tc.name
         ),
     );

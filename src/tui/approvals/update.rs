@@ -103,7 +103,7 @@ impl AppState {
             if let Some(why) = self.approvals.stale_reason(&call.approval_id) {
                 // Never approved blindly: the author first sees the change as it would be now.
                 let text = format!(
-                    "Not approved: {} {why} while nbook was closed. Previewing it anew; approve the new preview, or press n to reject.",
+                    "Not approved: {}: {why}. Previewing it anew; approve the new preview, or press n to reject.",
                     target_label(&call)
                 );
                 self.error(text);

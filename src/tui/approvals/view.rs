@@ -76,7 +76,7 @@ fn restored_row(app: &AppState, call: &PendingCall) -> Option<Row> {
     Some(match &r.stale {
         Some(why) => plain(
             format!(
-                "⚠ stale: waited across a restart and its target {why}. {} previews it anew (it cannot be approved as shown), {} rejects it.",
+                "⚠ stale: waited across a restart, and {why}. {} previews it anew (it cannot be approved as shown), {} rejects it.",
                 key(Command::Approve),
                 key(Command::Reject)
             ),
