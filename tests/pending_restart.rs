@@ -315,6 +315,8 @@ async fn corrupt_or_torn_queue_files_are_reported_and_skipped_never_approved() {
     std::fs::write(dir.join(format!("{ap}.json")), &good[..good.len() / 2]).unwrap();
     std::fs::write(dir.join("ap-77.json"), b"\x00\xffnot json").unwrap();
     std::fs::write(dir.join("ap-78.json"), good.as_bytes()).unwrap();
+    // A write that never finished leaves a temp file: removed, never read.
+    std::fs::write(dir.join(".ap-79.json.0123.tmp"), good.as_bytes()).unwrap();
 
     let engine = open(&f);
     assert!(engine.pending().is_empty(), "{:?}", engine.pending());
