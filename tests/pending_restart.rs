@@ -675,3 +675,65 @@ async fn a_restored_sql_write_commits_when_its_rows_are_unchanged_and_is_refused
     let (ok, content) = result_of(&engine, &sid, "s2").unwrap();
     assert!(!ok && content.starts_with("stale:"), "{content}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headless_commands_that_open_the_project_leave_the_stored_call_waiting() {
+    let f = fixture();
+    std::fs::write(f.root.join("a.md"), "text\n").unwrap();
+    let engine = open(&f);
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    let (task, ap) = queued(&engine, &sid, write_call("c1", "kept.md", "x\n")).await;
+    quit(engine, task).await;
+
+    let bin = env!("CARGO_BIN_EXE_nbook");
+    let home = f.dirs.config.clone();
+    let run = |code: i32, args: &[&str]| {
+        let out = std::process::Command::new(bin)
+            .args(args)
+            .env("NBOOK_HOME", &home)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let root = f.root.to_str().unwrap();
+    // Each of these owns the queue while it runs (no TUI is open).
+    run(
+        0,
+        &[
+            "call",
+            "read",
+            "--project",
+            root,
+            "--args",
+            r#"{"path": "a.md"}"#,
+        ],
+    );
+    run(0, &["sessions", "--project", root, "--json"]);
+    // A rejected headless call exits 1 (a tool error), as the CLI contract says.
+    run(
+        1,
+        &[
+            "call",
+            "write",
+            "--project",
+            root,
+            "--reject",
+            "--args",
+            r#"{"path": "b.md", "content": "y"}"#,
+        ],
+    );
+
+    let engine = open(&f);
+    assert_eq!(engine.pending().len(), 1);
+    assert_eq!(engine.pending()[0].approval_id, ap);
+    assert!(decisions(&engine, &sid).is_empty());
+    assert!(!f.root.join("kept.md").exists());
+}
