@@ -737,3 +737,28 @@ async fn headless_commands_that_open_the_project_leave_the_stored_call_waiting()
     assert!(decisions(&engine, &sid).is_empty());
     assert!(!f.root.join("kept.md").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_engine_serving_restored_calls_can_still_be_closed_and_reopened() {
+    let f = fixture();
+    let engine = open(&f);
+    let sid = engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    let (task, ap) = queued(&engine, &sid, write_call("c1", "twice.md", "x\n")).await;
+    quit(engine, task).await;
+    // Served but never decided, then closed: the next engine owns the queue and the call
+    // still waits there.
+    let engine = open(&f);
+    let _done = serve(&engine);
+    let weak = Arc::downgrade(&engine);
+    drop(engine);
+    assert!(
+        weak.upgrade().is_none(),
+        "a restored call kept the engine alive"
+    );
+    let engine = open(&f);
+    assert!(engine.owns_queue());
+    assert_eq!(engine.pending()[0].approval_id, ap);
+}

@@ -374,11 +374,14 @@ impl Engine {
             if let Some(r) = self.state().restored.get_mut(&id) {
                 r.stale = stale;
             }
-            let me = self.clone();
+            // Held weakly while waiting: the engine owns the sender, so a strong handle here
+            // would keep a closed engine (and its queue lock) alive forever.
+            let weak = Arc::downgrade(self);
             let done = on_resolved.clone();
             tokio::spawn(async move {
-                // The sender goes only with the engine or a withdrawal: nothing to run then.
+                // The sender goes only with the engine: nothing to run then.
                 let Ok(decision) = rx.await else { return };
+                let Some(me) = weak.upgrade() else { return };
                 let call = me
                     .state()
                     .restored
