@@ -762,3 +762,67 @@ async fn an_engine_serving_restored_calls_can_still_be_closed_and_reopened() {
     assert!(engine.owns_queue());
     assert_eq!(engine.pending()[0].approval_id, ap);
 }
+
+/// A one-page HTTP server on 127.0.0.1 that counts the requests it answered.
+fn page_server() -> (u16, Arc<Mutex<usize>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let hits = Arc::new(Mutex::new(0));
+    let seen = hits.clone();
+    std::thread::spawn(move || {
+        for mut s in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            *seen.lock().unwrap() += 1;
+            let body = "salt roads";
+            let _ = s.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    (port, hits)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_fetch_sends_nothing_until_approved_after_the_restart() {
+    let (port, hits) = page_server();
+    let f = fixture();
+    let config = || {
+        let mut c = Config {
+            web: nbook::config::WebConfig {
+                allow_hosts: vec!["127.0.0.1".into()],
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        c.approval.preset = Preset::Supervised;
+        c
+    };
+    let engine = open_with(&f, config());
+    let sid = engine
+        .create_session("researcher", Mode::Normal, "t", None)
+        .unwrap()
+        .id;
+    let fetch = ToolCall {
+        id: "f1".into(),
+        name: "web_fetch".into(),
+        arguments: json!({"url": format!("http://127.0.0.1:{port}/page")}),
+    };
+    let (task, ap) = queued(&engine, &sid, fetch).await;
+    quit(engine, task).await;
+
+    let engine = open_with(&f, config());
+    let mut done = serve(&engine);
+    assert_eq!(engine.restored_calls()[&ap].stale, None);
+    assert_eq!(*hits.lock().unwrap(), 0, "sent before the author approved");
+    engine.decide(&ap, Decision::Approve).unwrap();
+    resolved(&mut done).await;
+    assert_eq!(*hits.lock().unwrap(), 1);
+    let (ok, content) = result_of(&engine, &sid, "f1").unwrap();
+    assert!(ok && content.contains("salt roads"), "{content}");
+}
