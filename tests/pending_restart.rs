@@ -317,18 +317,30 @@ async fn corrupt_or_torn_queue_files_are_reported_and_skipped_never_approved() {
     std::fs::write(dir.join("ap-78.json"), good.as_bytes()).unwrap();
     // A write that never finished leaves a temp file: removed, never read.
     std::fs::write(dir.join(".ap-79.json.0123.tmp"), good.as_bytes()).unwrap();
+    // A whole entry whose session id would name a file outside the sessions folder.
+    let mut escaping: Value = serde_json::from_str(&good).unwrap();
+    escaping["call"]["approval_id"] = json!("ap-80");
+    escaping["call"]["session_id"] = json!("../../config");
+    std::fs::write(dir.join("ap-80.json"), escaping.to_string()).unwrap();
 
     let engine = open(&f);
     assert!(engine.pending().is_empty(), "{:?}", engine.pending());
     let notes = engine.restore_notes();
-    assert_eq!(notes.len(), 3, "{notes:?}");
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    assert!(notes
+        .iter()
+        .any(|n| n.contains("ap-80") && n.contains("has no log")));
+    assert!(!dir.join("ap-80.json").exists());
     assert!(notes
         .iter()
         .any(|n| n.contains(&format!("{ap}.json")) && n.contains("not a whole pending call")));
     assert!(notes
         .iter()
         .any(|n| n.contains("does not match the file name")));
-    assert!(notes.iter().all(|n| n.contains("not approved")));
+    assert!(notes
+        .iter()
+        .filter(|n| !n.contains("ap-80"))
+        .all(|n| n.contains("not approved")));
     // Kept aside for the author, and reported once.
     let files = pending_files(&f.root);
     assert!(files.iter().all(|n| n.ends_with(".corrupt")), "{files:?}");

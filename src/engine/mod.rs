@@ -437,6 +437,7 @@ impl Engine {
             st.sessions.insert(s.info.id.clone(), s);
         }
         drop(st);
+        self.drop_unloaded(restore);
         self.enqueue_restored(restored);
         Ok(())
     }

@@ -285,7 +285,9 @@ impl Engine {
         let dir = self.ws.sessions_dir();
         let mut kept: HashMap<SessionId, Vec<PendingCall>> = HashMap::new();
         for (sid, calls) in by_session {
-            let log = read_log(&dir.join(format!("{sid}.jsonl"))).ok();
+            // Session ids name log files; one that could name another path reads nothing.
+            let log =
+                file_name(&sid).and_then(|_| read_log(&dir.join(format!("{sid}.jsonl"))).ok());
             let open: HashSet<String> = log
                 .as_ref()
                 .map(|l| {
@@ -328,11 +330,38 @@ impl Engine {
         kept
     }
 
+    /// Stored calls kept for a session whose log was not loaded after all: dropped with a
+    /// note, never left waiting unseen.
+    pub(super) fn drop_unloaded(&self, left: HashMap<SessionId, Vec<PendingCall>>) {
+        let mut notes = Vec::new();
+        for (sid, calls) in left {
+            for call in calls {
+                notes.push(format!(
+                    "pending call {} ({} in session {sid}) was dropped: its session log could not be loaded",
+                    call.approval_id, call.tool
+                ));
+                self.forget_pending(&call.approval_id);
+            }
+        }
+        self.state().restore_notes.extend(notes);
+    }
+
     /// Put restored calls back in the queue (oldest first) with a waiter each; their sessions
     /// show as waiting for the author.
     pub(super) fn enqueue_restored(&self, calls: Vec<PendingCall>) {
         let mut calls = calls;
         calls.sort_by(|a, b| a.requested_at.cmp(&b.requested_at));
+        let (calls, orphans): (Vec<_>, Vec<_>) = {
+            let st = self.state();
+            calls
+                .into_iter()
+                .partition(|c| st.sessions.contains_key(&c.session_id))
+        };
+        let mut left: HashMap<SessionId, Vec<PendingCall>> = HashMap::new();
+        for c in orphans {
+            left.entry(c.session_id.clone()).or_default().push(c);
+        }
+        self.drop_unloaded(left);
         let mut st = self.state();
         for call in calls {
             let (tx, rx) = oneshot::channel();
