@@ -94,6 +94,13 @@ impl Host {
         });
         let weak: Weak<dyn AgentHost> = Arc::downgrade(&host) as Weak<dyn AgentHost>;
         engine.set_host(weak);
+        // Calls that waited across a restart: once decided, their session carries on here.
+        let me = Arc::downgrade(&host);
+        engine.serve_restored(Arc::new(move |sid: &str| {
+            if let Some(host) = me.upgrade() {
+                host.resume_after_restart(sid);
+            }
+        }));
         let mut jobs = engine.jobs().subscribe();
         let me = Arc::downgrade(&host);
         host.rt.spawn(async move {
@@ -384,6 +391,51 @@ impl Host {
                 }
             };
             self.spawn_run(q.req, Start::Prompt(q.text), cancel, inbox);
+        }
+    }
+
+    /// A session's calls that waited across a restart are decided and their results are in
+    /// its log: continue its run from there with the configured model. Without a model the
+    /// results stay recorded and the session says it waits for one (the author's next prompt,
+    /// or `continue` once a model is set up, goes on from the same transcript).
+    fn resume_after_restart(&self, sid: &str) {
+        let model = self
+            .engine
+            .session_state(sid)
+            .get("ui.model")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let note = match self.provider_for(sid, model.as_deref()) {
+            Err(e) => Some(format!(
+                "the decided call's result is recorded; this session waits for a model to continue: {e}"
+            )),
+            Ok(_) => self
+                .submit(InvokeRequest {
+                    caller: None,
+                    session_id: sid.to_string(),
+                    message: None,
+                    input: None,
+                    mode: InvokeMode::Continue,
+                    model,
+                    origin_call_id: None,
+                })
+                .err()
+                .map(|e| {
+                    format!("the decided call's result is recorded; the run did not continue: {e}")
+                }),
+        };
+        if let Some(message) = note {
+            let logged = self.engine.append(
+                sid,
+                crate::engine::LogRecord::Lifecycle {
+                    status: "waiting".into(),
+                    message: Some(message),
+                },
+            );
+            if let Err(e) = logged {
+                tracing::warn!("session {sid}: {e}");
+            }
+            self.engine.set_state(sid, SessionState::Idle);
         }
     }
 

@@ -509,8 +509,12 @@ pub async fn run_invocation(
             break;
         }
     }
+    let closing = out.cancelled && engine.is_closing();
     let (status, state) = if out.error.is_some() {
         ("error", SessionState::Failed)
+    } else if closing {
+        // nbook quit mid-run: its waiting call is kept and resumes the session when decided.
+        ("paused", SessionState::Idle)
     } else if out.cancelled {
         ("cancelled", SessionState::Idle)
     } else {
@@ -520,7 +524,10 @@ pub async fn run_invocation(
         &session_id,
         LogRecord::Lifecycle {
             status: status.into(),
-            message: out.error.clone(),
+            message: match closing {
+                true => Some("nbook quit; a call that waits for the author waits again when the project is reopened".into()),
+                false => out.error.clone(),
+            },
         },
     );
     // The run is over either way; a session must not stay "running" because its log failed.
@@ -653,6 +660,9 @@ async fn run_calls(
                 }
                 results.push(r);
             }
+            // nbook is exiting: the call stays queued on disk and waits again at the next
+            // open, so nothing of this turn is recorded as done.
+            None if engine.is_closing() => return results,
             // The dropped call removed itself from the approval queue; record why it stopped.
             None => results.push(skipped(engine, session_id, &call, CANCELLED)),
         }

@@ -39,6 +39,7 @@ pub async fn launch(
             None
         }
     };
+    let engine_for_exit = engine.clone();
     let outcome = tui::run(
         engine,
         TuiOptions {
@@ -50,6 +51,9 @@ pub async fn launch(
         },
     )
     .await;
+    // From here on the runs are stopped by the exit, not by the author: their waiting calls
+    // stay on disk and wait again at the next open.
+    engine_for_exit.close_queue();
     drop(attach);
     outcome.map_err(Failure::tool)?;
     Ok(exit::OK)

@@ -38,6 +38,10 @@ impl Drop for QueueGuard<'_> {
             had
         };
         if removed {
+            // A run stopped by nbook's exit keeps its call on disk for the next open.
+            if !self.engine.is_closing() {
+                self.engine.forget_pending(&self.approval_id);
+            }
             self.engine.emit(EngineEvent::ApprovalResolved {
                 approval_id: self.approval_id.clone(),
                 decision: "cancelled".into(),
@@ -393,7 +397,7 @@ impl Engine {
         )
     }
 
-    fn grant(&self, session_id: &str, tool: &str, targets: &[String]) {
+    pub(super) fn grant(&self, session_id: &str, tool: &str, targets: &[String]) {
         let mut st = self.state();
         for t in targets {
             st.grants
@@ -489,6 +493,8 @@ impl Engine {
                     requested_at: super::session_log::now_rfc3339(),
                     session_grant_allowed: grant_allowed,
                 };
+                // On disk before anyone can see it waiting: a quit right after keeps it.
+                self.persist_pending(&pending);
                 {
                     let mut st = self.state();
                     st.waiters.insert(approval_id.clone(), tx);
@@ -631,7 +637,7 @@ impl Engine {
         .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))))
     }
 
-    async fn resolve_held(
+    pub(super) async fn resolve_held(
         &self,
         session_id: &str,
         call: &ToolCall,
@@ -688,7 +694,7 @@ impl Engine {
     }
 
     /// Turn a tool outcome into the call result; apply its state updates and file marks.
-    fn finish(
+    pub(super) fn finish(
         &self,
         session_id: &str,
         call: &ToolCall,

@@ -16,6 +16,7 @@ pub mod inputs;
 pub mod jobs;
 pub mod lock;
 pub mod log_cap;
+pub mod pending_store;
 pub mod policy;
 pub mod profiles;
 pub mod read;
@@ -145,6 +146,11 @@ struct State {
     asked: HashSet<(SessionId, CallId)>,
     /// Questions waiting for the author, with the channel that wakes the asker.
     inputs: VecDeque<(inputs::InputRequest, oneshot::Sender<Vec<inputs::Answer>>)>,
+    /// Calls put back in the queue at open from `.nbook/agent/pending/` (no run waits on
+    /// them; [`Engine::serve_restored`] does), by approval id.
+    restored: HashMap<ApprovalId, pending_store::Restored>,
+    /// What restoring the queue had to report (corrupt files, dropped calls).
+    restore_notes: Vec<String>,
 }
 
 pub struct Engine {
@@ -167,12 +173,17 @@ pub struct Engine {
     /// No author at a keyboard (`nbook run`): questions fail at once instead of waiting.
     headless: std::sync::atomic::AtomicBool,
     host: Mutex<Option<std::sync::Weak<dyn agents::AgentHost>>>,
+    /// The approval queue on disk (`.nbook/agent/pending/`).
+    pending_store: pending_store::PendingStore,
+    /// The process is ending ([`Engine::close_queue`]): dropped calls stay on disk.
+    closing: std::sync::atomic::AtomicBool,
 }
 
 impl Engine {
     /// Open the engine on a project with the tools of `registry` (built by the composition
     /// root, e.g. `crate::tools::registry()`): migrate the database, load profiles, and
-    /// recover session logs (calls pending at the last stop become `interrupted`).
+    /// recover session logs: calls pending at the last stop wait again when they were kept
+    /// on disk (`pending_store`), the others become `interrupted`.
     pub fn open(
         ws: Workspace,
         config: Config,
@@ -209,6 +220,7 @@ impl Engine {
         let seen = profiles::Fingerprint::of(&profile_dirs);
         let (profiles, profile_errors) = load_profiles(&profile_dirs, &registry);
         let (events, _) = broadcast::channel(4096);
+        let agent_dir = ws.nbook_dir().join("agent");
         let jobs = Arc::new(jobs::JobStore::open(
             &ws.nbook_dir().join("agent").join("jobs"),
             lock.owned(),
@@ -228,6 +240,8 @@ impl Engine {
             jobs,
             headless: Default::default(),
             host: Mutex::new(None),
+            pending_store: pending_store::PendingStore::new(&agent_dir),
+            closing: Default::default(),
         };
         engine.load_sessions()?;
         Ok(engine)
@@ -372,13 +386,32 @@ impl Engine {
         // Logs are recovered and read without the state lock; only the inserts take it.
         let mut loaded = Vec::new();
         let mut next_approval = 0;
+        // Only the queue's owner puts stored calls back; a guest's queue is another process's.
+        let mut restore = if self.lock.owned() {
+            self.stored_calls_to_restore()
+        } else {
+            HashMap::new()
+        };
+        let mut restored = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
             if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
                 continue;
             }
             if self.lock.owned() {
-                if let Err(e) = session_log::recover(&path) {
+                let stem = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let keep: HashSet<String> = match restore.remove(&stem) {
+                    Some(calls) => {
+                        let ids = calls.iter().map(|c| c.approval_id.clone()).collect();
+                        restored.extend(calls);
+                        ids
+                    }
+                    None => HashSet::new(),
+                };
+                if let Err(e) = session_log::recover_except(&path, &keep) {
                     tracing::warn!("cannot recover {}: {e}", path.display());
                 }
             }
@@ -403,6 +436,9 @@ impl Engine {
         for s in loaded {
             st.sessions.insert(s.info.id.clone(), s);
         }
+        drop(st);
+        self.drop_unloaded(restore);
+        self.enqueue_restored(restored);
         Ok(())
     }
 
@@ -713,12 +749,19 @@ impl Engine {
     pub fn decide(&self, approval_id: &str, decision: Decision) -> Result<(), EngineError> {
         let waiter = {
             let mut st = self.state();
+            if st.restored.get(approval_id).is_some_and(|r| r.rx.is_some()) {
+                // Restored at open, but nothing in this process would run it.
+                return Err(EngineError::Setup(format!(
+                    "{approval_id} waits from before the restart and this nbook runs no agent host to carry it out; decide it in the TUI (`nbook PATH`)"
+                )));
+            }
             let Some(tx) = st.waiters.remove(approval_id) else {
                 return Err(EngineError::UnknownCall(approval_id.to_string()));
             };
             st.queue.retain(|p| p.approval_id != approval_id);
             tx
         };
+        self.forget_pending(approval_id);
         let label = decision.label().to_string();
         if waiter.send(decision).is_err() {
             return Err(EngineError::UnknownCall(approval_id.to_string()));

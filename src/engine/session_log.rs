@@ -2,7 +2,8 @@
 //! Every line is flushed before the engine takes its next step. Reading skips a torn or
 //! corrupt line (reported, never fatal); an append always starts on a fresh line, so a torn
 //! line never swallows the record written after it. Recovery marks calls that were waiting
-//! for approval when nbook stopped as `interrupted`: they were not executed.
+//! for approval when nbook stopped as `interrupted` (they were not executed), except those
+//! the approval queue kept on disk (`pending_store`), which wait again.
 //!
 //! [`LogWriter`] is one session's writer with its own lock: the engine clones it out of its
 //! state and writes without holding the state lock, so a slow disk never stalls the queue.
@@ -240,8 +241,15 @@ pub fn highest_approval_number(lines: &[LogLine]) -> u64 {
 
 /// Mark every unresolved call in the log at `path` as interrupted. Returns how many.
 pub fn recover(path: &Path) -> io::Result<usize> {
+    recover_except(path, &std::collections::HashSet::new())
+}
+
+/// [`recover`], leaving open the approvals named in `keep` (calls kept on disk that wait
+/// again after the restart).
+pub fn recover_except(path: &Path, keep: &std::collections::HashSet<String>) -> io::Result<usize> {
     let read = read_log(path)?;
-    let open = unresolved_calls(&read.lines);
+    let mut open = unresolved_calls(&read.lines);
+    open.retain(|u| !keep.contains(&u.approval_id));
     if open.is_empty() {
         return Ok(0);
     }

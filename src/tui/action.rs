@@ -323,6 +323,11 @@ pub enum Action {
         ticket: Ticket,
         result: WorldJobResult,
     },
+    /// A call restored at open was previewed anew (`Ok`: the call as it waits now).
+    Repreviewed {
+        call_id: String,
+        result: Result<crate::engine::PendingCall, String>,
+    },
     /// Edited arguments were checked by the engine; `Ok` means the edit was sent.
     EditChecked {
         call_id: String,
@@ -439,6 +444,10 @@ pub enum Effect {
     Decide {
         call_id: String,
         decision: Decision,
+    },
+    /// Preview a stale call restored at open anew (its target changed while nbook was closed).
+    Repreview {
+        call_id: String,
     },
     /// Validate edited arguments with the engine; if valid send `Decision::Edit`.
     EditArgs {

@@ -420,6 +420,7 @@ impl AppState {
             Action::WorldJobDone { ticket, result } => self.world_job_done(ticket, result),
             Action::BoardJobDone { ticket, result } => self.board_job_done(ticket, result),
             Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
+            Action::Repreviewed { call_id, result } => self.repreviewed(call_id, result),
             Action::EffectFailed(msg) => {
                 self.error(msg);
                 Vec::new()
@@ -528,10 +529,23 @@ impl AppState {
         if busy > 0 {
             out.push(format!("{busy} session(s) are running; they will stop."));
         }
-        let pending = self.approvals.call_count();
-        if pending > 0 {
+        // The engine keeps an agent's waiting calls on disk; an outside client's connection
+        // ends with nbook, so its calls cannot wait for it.
+        let (outside, kept): (Vec<_>, Vec<_>) = self.approvals.calls().partition(|c| {
+            self.sessions
+                .get(&c.session_id)
+                .is_some_and(|s| s.client.is_some())
+        });
+        if !kept.is_empty() {
             out.push(format!(
-                "{pending} call(s) wait for approval; they will be recorded as interrupted and not run."
+                "{} call(s) wait for approval; they stay queued and wait again when you reopen the project.",
+                kept.len()
+            ));
+        }
+        if !outside.is_empty() {
+            out.push(format!(
+                "{} call(s) of outside clients wait for approval; they will be recorded as interrupted and not run.",
+                outside.len()
             ));
         }
         let questions = self.approvals.question_count();

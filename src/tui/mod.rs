@@ -104,6 +104,9 @@ pub fn build_app(
             description: p.description.clone(),
         })
         .collect();
+    for note in engine.restore_notes() {
+        notices.push(format!("approval queue: {note}"));
+    }
     let mut app = AppState::new(AppInit {
         title: engine.workspace().title(),
         keymap,
@@ -120,6 +123,7 @@ pub fn build_app(
         notices,
     });
     app.notify = engine.config().notify.clone();
+    app.approvals.restored = engine.restored_calls();
     app.config_file = dirs.config_file();
     app
 }

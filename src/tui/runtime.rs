@@ -49,7 +49,7 @@ pub enum Msg {
     /// The engine's broadcast lagged: re-read its state.
     Lagged,
     /// SIGTERM or SIGHUP: leave at once (the terminal is restored by the caller; calls still
-    /// pending are recorded as interrupted at the next start).
+    /// pending stay queued on disk and wait again at the next start).
     Terminate,
 }
 
@@ -192,6 +192,12 @@ impl Executor {
                         "The decision was not delivered: {e}"
                     )));
                 }
+            }
+            Effect::Repreview { call_id } => {
+                self.blocking(move |x| Action::Repreviewed {
+                    result: x.engine.repreview(&call_id),
+                    call_id,
+                });
             }
             Effect::EditArgs {
                 call_id,

@@ -75,6 +75,9 @@ pub struct ApprovalsState {
     pub side_by_side: bool,
     /// The search in the preview (`/`), while active: `n`/`N` go to its matches.
     pub search: Option<String>,
+    /// Calls put back in the queue at open (they waited across a restart), with whether
+    /// their target changed meanwhile.
+    pub restored: HashMap<String, crate::engine::pending_store::RestoredCall>,
     /// The widths the pane preview and the detail were last drawn at (`preview::drawn_width`).
     pub pane_width: AtomicU16,
     pub detail_width: AtomicU16,
@@ -151,6 +154,32 @@ impl ApprovalsState {
         }
         self.selected = self.selected.min(self.items.len().saturating_sub(1));
         item
+    }
+
+    /// Why a call restored at open is stale (its target changed while nbook was closed).
+    pub fn stale_reason(&self, approval_id: &str) -> Option<&str> {
+        self.restored.get(approval_id)?.stale.as_deref()
+    }
+
+    /// Put a call previewed anew in place of the one with its id (same row, fresh diffs).
+    pub fn replace(&mut self, call: PendingCall) -> bool {
+        let Some(pos) = self
+            .items
+            .iter()
+            .position(|w| matches!(w, Waiting::Call(c) if c.approval_id == call.approval_id))
+        else {
+            return false;
+        };
+        self.diffs
+            .insert(call.approval_id.clone(), Arc::new(parse_diffs(&call)));
+        if let Some(r) = self.restored.get_mut(&call.approval_id) {
+            r.stale = None;
+        }
+        self.items[pos] = Waiting::Call(call);
+        if pos == self.selected {
+            self.preview_scroll = 0;
+        }
+        true
     }
 
     /// Remove a call; the selection stays on the same row (the next item moves up).

@@ -99,6 +99,19 @@ impl AppState {
             );
             return Vec::new();
         }
+        if matches!(cmd, Command::Approve | Command::ApproveSession) {
+            if let Some(why) = self.approvals.stale_reason(&call.approval_id) {
+                // Never approved blindly: the author first sees the change as it would be now.
+                let text = format!(
+                    "Not approved: {}: {why}. Previewing it anew; approve the new preview, or press n to reject.",
+                    target_label(&call)
+                );
+                self.error(text);
+                return vec![Effect::Repreview {
+                    call_id: call.approval_id.clone(),
+                }];
+            }
+        }
         match cmd {
             Command::Approve => self.decide(&call.approval_id, Decision::Approve),
             Command::ApproveSession => {
@@ -235,6 +248,27 @@ impl AppState {
                 }]
             }
         }
+    }
+
+    /// A stale restored call came back previewed anew: it shows the change as it would be made
+    /// now, and only that can be approved.
+    pub(crate) fn repreviewed(
+        &mut self,
+        call_id: String,
+        result: Result<crate::engine::PendingCall, String>,
+    ) -> Vec<Effect> {
+        match result {
+            Ok(call) => {
+                let label = target_label(&call);
+                if self.approvals.replace(call) {
+                    self.info(format!(
+                        "Previewed anew: {label} as it would change now. Read it, then approve or reject."
+                    ));
+                }
+            }
+            Err(e) => self.error(format!("{call_id} could not be previewed anew: {e}")),
+        }
+        Vec::new()
     }
 
     /// The engine checked edited arguments: `Ok` means they were sent with `Decision::Edit`.

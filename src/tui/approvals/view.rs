@@ -52,6 +52,43 @@ fn client_mark(app: &AppState, session_id: &str) -> String {
         .unwrap_or_default()
 }
 
+/// "↻ " for a call that waited across a restart, "⚠ stale " when its target changed since.
+fn restored_mark(app: &AppState, approval_id: &str) -> Span<'static> {
+    let t = &app.theme;
+    match app.approvals.restored.get(approval_id) {
+        Some(r) if r.stale.is_some() => Span::styled("⚠ stale ", t.status_error),
+        Some(_) => Span::styled("↻ ", t.tool_wait),
+        None => Span::raw(""),
+    }
+}
+
+/// What the author must know about a call that waited across a restart.
+fn restored_row(app: &AppState, call: &PendingCall) -> Option<Row> {
+    let t = &app.theme;
+    let r = app.approvals.restored.get(&call.approval_id)?;
+    let key = |cmd| {
+        app.keymap
+            .key_for(cmd, &[crate::tui::keymap::Context::Approvals])
+            .map(|k| k.notation())
+            .unwrap_or_else(|| "—".into())
+    };
+    use crate::tui::action::Command;
+    Some(match &r.stale {
+        Some(why) => plain(
+            format!(
+                "⚠ stale: waited across a restart, and {why}. {} previews it anew (it cannot be approved as shown), {} rejects it.",
+                key(Command::Approve),
+                key(Command::Reject)
+            ),
+            t.status_error,
+        ),
+        None => plain(
+            "↻ waited across a restart; its target is unchanged. Deciding it continues the session's run.",
+            t.tool_wait,
+        ),
+    })
+}
+
 /// Header, question and body of a pending call, as items for a view `width` columns wide.
 pub fn request_items<'a>(app: &'a AppState, call: &'a PendingCall, width: u16) -> Vec<Item<'a>> {
     let t = &app.theme;
@@ -82,6 +119,9 @@ pub fn request_items<'a>(app: &'a AppState, call: &'a PendingCall, width: u16) -
     .into_iter()
     .map(Item::Row)
     .collect();
+    if let Some(row) = restored_row(app, call) {
+        items.insert(1, Item::Row(row));
+    }
     match &call.preview.body {
         PreviewBody::Files { changes } => {
             let diffs = app
@@ -113,9 +153,16 @@ pub fn option_rows(app: &AppState, call: &PendingCall) -> Vec<Row> {
         ]
     };
     let mut first = vec![Span::styled("› ", t.key_hint)];
+    // A stale restored call cannot be approved as shown: approving previews it anew.
+    let stale = app.approvals.stale_reason(&call.approval_id).is_some();
     for pc in call_commands(call).iter().filter(|pc| pc.hint) {
+        use crate::tui::action::Command;
         let k = key_of(app, pc).unwrap_or_else(|| "—".into());
-        first.extend(opt(k, pc.label, pc.available));
+        match pc.cmd {
+            Command::Approve if stale => first.extend(opt(k, "preview anew", true)),
+            Command::ApproveSession if stale => {}
+            _ => first.extend(opt(k, pc.label, pc.available)),
+        }
     }
     if let Some(last) = first.last_mut() {
         last.content = last.content.trim_end().to_string().into();
@@ -411,6 +458,7 @@ pub fn draw_approvals(app: &AppState, area: Rect, buf: &mut Buffer, focused: boo
                     t.dim,
                 ),
                 Span::styled(client_mark(app, &c.session_id), t.tool_wait),
+                restored_mark(app, &c.approval_id),
                 Span::raw(cut(&c.preview.summary, 200)),
             ]),
             Waiting::Question(q) => Line::from(vec![
