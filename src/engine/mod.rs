@@ -16,6 +16,7 @@ pub mod inputs;
 pub mod jobs;
 pub mod lock;
 pub mod log_cap;
+mod part_approval;
 pub mod policy;
 pub mod profiles;
 pub mod read;
@@ -60,6 +61,9 @@ pub enum EngineError {
     },
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// A selection of parts (`Decision::ApproveParts`) that does not fit the waiting call.
+    #[error(transparent)]
+    Selection(#[from] SelectionError),
     #[error("{0}")]
     Setup(String),
 }
@@ -709,15 +713,32 @@ impl Engine {
     }
 
     /// Answer a pending call by its approval id (`PendingCall::approval_id`). The waiting call
-    /// then runs, is refused, or fails as stale.
+    /// then runs, is refused, or fails as stale. A selection of parts that does not fit the
+    /// call (unknown part ids, another preview, a tool that cannot apply parts) is an error
+    /// and decides nothing; dropping every part is a reject, keeping every part an approval.
     pub fn decide(&self, approval_id: &str, decision: Decision) -> Result<(), EngineError> {
-        let waiter = {
+        let (waiter, decision) = {
             let mut st = self.state();
+            if !st.waiters.contains_key(approval_id) {
+                return Err(EngineError::UnknownCall(approval_id.to_string()));
+            }
+            // A selection of parts is checked against the waiting call's preview first: a
+            // bad one is refused here and the call keeps waiting.
+            let decision = match decision {
+                Decision::ApproveParts { selection } => {
+                    let Some(pending) = st.queue.iter().find(|p| p.approval_id == approval_id)
+                    else {
+                        return Err(EngineError::UnknownCall(approval_id.to_string()));
+                    };
+                    part_approval::settle(pending, selection)?
+                }
+                d => d,
+            };
             let Some(tx) = st.waiters.remove(approval_id) else {
                 return Err(EngineError::UnknownCall(approval_id.to_string()));
             };
             st.queue.retain(|p| p.approval_id != approval_id);
-            tx
+            (tx, decision)
         };
         let label = decision.label().to_string();
         if waiter.send(decision).is_err() {

@@ -167,6 +167,12 @@ impl AppState {
                 format!("✔ approved with edited arguments {label}"),
                 MsgKind::Ok,
             ),
+            Decision::ApproveParts { selection } => {
+                let kept = crate::engine::parts::check(&call.preview, selection)
+                    .map(|k| k.summary())
+                    .unwrap_or_default();
+                (format!("✔ approved in part ({kept}) {label}"), MsgKind::Ok)
+            }
         };
         self.message(text, kind);
         vec![Effect::Decide {
