@@ -10,9 +10,10 @@ mod update;
 pub mod view;
 
 use crate::engine::inputs::InputRequest;
-use crate::engine::{PendingCall, PreviewBody};
+use crate::engine::parts;
+use crate::engine::{KeptParts, PartSelection, PendingCall, PreviewBody};
 use crate::tui::widgets::wrap::{fit_width, Cut};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicU16;
 use std::sync::Arc;
 
@@ -75,6 +76,9 @@ pub struct ApprovalsState {
     pub side_by_side: bool,
     /// The search in the preview (`/`), while active: `n`/`N` go to its matches.
     pub search: Option<String>,
+    /// The parts (`f<i>h<j>`) the author dropped from a waiting call, by approval id; `y`
+    /// then applies only the others (`Decision::ApproveParts`).
+    pub dropped: HashMap<String, BTreeSet<String>>,
     /// The widths the pane preview and the detail were last drawn at (`preview::drawn_width`).
     pub pane_width: AtomicU16,
     pub detail_width: AtomicU16,
@@ -142,6 +146,7 @@ impl ApprovalsState {
     fn remove_at(&mut self, pos: usize) -> Waiting {
         let item = self.items.remove(pos);
         self.diffs.remove(item.id());
+        self.dropped.remove(item.id());
         if pos < self.selected {
             self.selected -= 1;
         }
@@ -191,6 +196,8 @@ impl ApprovalsState {
         all.sort_by(|a, b| a.requested_at().cmp(b.requested_at()));
         self.diffs
             .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
+        self.dropped
+            .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
         for w in all {
             self.add(w);
         }
@@ -223,6 +230,59 @@ impl ApprovalsState {
 
     pub fn get_question(&self, id: &str) -> Option<&InputRequest> {
         self.questions().find(|q| q.id == id)
+    }
+
+    /// The parts of `call` the author keeps, when it can be approved in parts and has more
+    /// than one.
+    pub fn kept(&self, call: &PendingCall) -> Option<KeptParts> {
+        if !call.parts || parts::parts_of(&call.preview).len() < 2 {
+            return None;
+        }
+        let mut kept = KeptParts::all_of(&call.preview);
+        if let Some(dropped) = self.dropped.get(&call.approval_id) {
+            for (i, f) in kept.files.iter_mut().enumerate() {
+                for (j, k) in f.iter_mut().enumerate() {
+                    *k = !dropped.contains(&parts::part_id(i, j));
+                }
+            }
+        }
+        Some(kept)
+    }
+
+    /// What `y` sends for `call` when the author dropped some of its parts.
+    pub fn selection(&self, call: &PendingCall) -> Option<PartSelection> {
+        let kept = self.kept(call)?;
+        if kept.is_all() {
+            return None;
+        }
+        Some(PartSelection {
+            preview: parts::parts_digest(&call.preview),
+            keep: kept.ids(),
+            reason: None,
+        })
+    }
+
+    /// Keep ⇄ drop hunk `hunk` of file `file` of a waiting call (`None`: every hunk of the
+    /// file, dropped unless all are dropped already). Returns whether it is now kept.
+    pub fn toggle_part(&mut self, call: &PendingCall, file: usize, hunk: Option<usize>) -> bool {
+        let count = self
+            .kept(call)
+            .and_then(|k| k.files.get(file).map(Vec::len))
+            .unwrap_or(0);
+        let set = self.dropped.entry(call.approval_id.clone()).or_default();
+        let ids: Vec<String> = match hunk {
+            Some(j) => vec![parts::part_id(file, j)],
+            None => (0..count).map(|j| parts::part_id(file, j)).collect(),
+        };
+        let drop = !ids.iter().all(|id| set.contains(id));
+        for id in ids {
+            if drop {
+                set.insert(id);
+            } else {
+                set.remove(&id);
+            }
+        }
+        !drop
     }
 
     pub fn move_by(&mut self, delta: isize) {

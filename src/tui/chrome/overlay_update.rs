@@ -263,11 +263,15 @@ impl AppState {
                 }
                 _ => Vec::new(),
             },
-            Overlay::RejectReason { .. } => match cmd {
+            Overlay::RejectReason { parts, .. } => match cmd {
                 Command::Accept | Command::Submit => self.submit_reject(),
                 Command::Cancel => {
+                    let text = match parts {
+                        Some(_) => "Nothing applied: the call is still waiting, with the parts you dropped marked.",
+                        None => "Not rejected: the call is still waiting.",
+                    };
                     self.overlay = None;
-                    self.info("Not rejected: the call is still waiting.");
+                    self.info(text);
                     Vec::new()
                 }
                 _ => Vec::new(),

@@ -145,24 +145,44 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
             ));
             draw_top_down(inside, buf, rows);
         }
-        Overlay::RejectReason { label, input, .. } => {
+        Overlay::RejectReason {
+            label,
+            input,
+            parts,
+            call_id,
+        } => {
             // One row, or as many as a reason written in the editor has (up to six).
             let rows = input.lines().len().clamp(1, 6) as u16;
             let r = centered(area, 72, 6 + rows);
-            let inside = overlay_frame(&format!("Reject {label}?"), r, buf, t);
-            put_line(
-                buf,
-                inside,
-                0,
-                &Line::from(Span::styled("Reason for the agent (optional):", t.dim)),
-            );
+            let (title, ask, enter) = match parts {
+                Some(sel) => {
+                    let kept = app
+                        .approvals
+                        .get(call_id)
+                        .and_then(|c| crate::engine::parts::check(&c.preview, sel).ok())
+                        .map(|k| k.summary())
+                        .unwrap_or_default();
+                    (
+                        format!("Apply only the kept parts of {label}? ({kept})"),
+                        "Why the other parts are dropped, for the agent (optional):",
+                        " applies the kept parts   ",
+                    )
+                }
+                None => (
+                    format!("Reject {label}?"),
+                    "Reason for the agent (optional):",
+                    " rejects   ",
+                ),
+            };
+            let inside = overlay_frame(&title, r, buf, t);
+            put_line(buf, inside, 0, &Line::from(Span::styled(ask, t.dim)));
             if inside.height > 1 {
                 let h = rows.min(inside.height.saturating_sub(2)).max(1);
                 input.render(Rect::new(inside.x, inside.y + 1, inside.width, h), buf);
             }
             let hint = Line::from(vec![
                 Span::styled(key(app, Command::Accept, Context::Input), t.key_hint),
-                Span::raw(" rejects   "),
+                Span::raw(enter),
                 Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
                 Span::raw(" keeps the call waiting   "),
                 Span::styled(
