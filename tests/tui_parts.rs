@@ -97,7 +97,10 @@ fn crossed_out(buf: &ratatui::buffer::Buffer, text: &str) -> bool {
 }
 
 fn status(app: &AppState) -> String {
-    app.status.as_ref().map(|s| s.text.clone()).unwrap_or_default()
+    app.status
+        .as_ref()
+        .map(|s| s.text.clone())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -119,17 +122,27 @@ fn marks_show_kept_and_dropped_files_and_hunks() {
     // X on the second chapter drops the whole file.
     scroll_to_file(&mut app, 2, 80);
     press(&mut app, "X");
-    assert!(status(&app).contains("Dropped manuscript/ch2.md"), "{}", status(&app));
+    assert!(
+        status(&app).contains("Dropped manuscript/ch2.md"),
+        "{}",
+        status(&app)
+    );
     app.approvals.preview_scroll = 0;
     let after = render(&mut app, 130, 44);
     assert!(
         after.contains("Parts: 2 of 3 files, 3 of 5 hunks kept"),
         "{after}"
     );
-    assert!(after.contains("✗ hunk 1 of 3 · from line 1 — dropped"), "{after}");
+    assert!(
+        after.contains("✗ hunk 1 of 3 · from line 1 — dropped"),
+        "{after}"
+    );
     assert!(after.contains("✓ hunk 2 of 3 · from line 20"), "{after}");
     assert!(after.contains("◐ manuscript/ch1.md"), "{after}");
-    assert!(after.contains("✗ manuscript/ch2.md (+1 -1) — dropped"), "{after}");
+    assert!(
+        after.contains("✗ manuscript/ch2.md (+1 -1) — dropped"),
+        "{after}"
+    );
     insta::assert_snapshot!("parts_some_dropped_130x44", after);
     // The dropped lines are drawn dim and struck through; the kept ones are not.
     let buf = draw(&mut app, 130, 44);
@@ -138,7 +151,11 @@ fn marks_show_kept_and_dropped_files_and_hunks() {
     assert!(!crossed_out(&buf, "The tide came in fast."));
     // x again keeps the hunk again.
     press(&mut app, "x");
-    assert!(status(&app).contains("Kept hunk 1 of 3"), "{}", status(&app));
+    assert!(
+        status(&app).contains("Kept hunk 1 of 3"),
+        "{}",
+        status(&app)
+    );
 }
 
 #[test]
@@ -149,7 +166,11 @@ fn y_asks_why_then_sends_the_kept_parts() {
     render(&mut app, 130, 44);
     scroll_to_file(&mut app, 1, 80);
     press(&mut app, "x");
-    assert!(status(&app).contains("Dropped notes/mira.md"), "{}", status(&app));
+    assert!(
+        status(&app).contains("Dropped notes/mira.md"),
+        "{}",
+        status(&app)
+    );
     press(&mut app, "y");
     assert!(matches!(
         app.overlay,
@@ -163,7 +184,11 @@ fn y_asks_why_then_sends_the_kept_parts() {
     insta::assert_snapshot!("parts_reason_prompt_130x44", prompt);
     app.last_typed = None;
     for c in "no notes yet".chars() {
-        let key = if c == ' ' { "<Space>".to_string() } else { c.to_string() };
+        let key = if c == ' ' {
+            "<Space>".to_string()
+        } else {
+            c.to_string()
+        };
         press(&mut app, &key);
     }
     let fx = press(&mut app, "<Enter>");
@@ -196,7 +221,11 @@ fn dropping_every_part_makes_y_a_reject_and_other_calls_refuse_marks() {
         app.overlay,
         Some(Overlay::RejectReason { parts: None, .. })
     ));
-    assert!(status(&app).contains("rejects the call"), "{}", status(&app));
+    assert!(
+        status(&app).contains("rejects the call"),
+        "{}",
+        status(&app)
+    );
     let fx = press(&mut app, "<Enter>");
     assert!(
         fx.iter().any(|e| matches!(

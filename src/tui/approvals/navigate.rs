@@ -128,7 +128,9 @@ impl AppState {
             .with_items(call_id, at, |items| part_at(items, scroll))
             .flatten()
         else {
-            self.info("No file diff at the top of the preview: scroll to the hunk to keep or drop.");
+            self.info(
+                "No file diff at the top of the preview: scroll to the hunk to keep or drop.",
+            );
             return;
         };
         let hunks = kept.files.get(file).map_or(1, Vec::len);

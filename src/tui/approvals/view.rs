@@ -359,7 +359,10 @@ fn parts_row(app: &AppState, kept: &KeptParts) -> Row {
     };
     (
         Line::from(vec![
-            Span::styled(format!("Parts: {} {verb} · ", kept.summary()), t.diff_header),
+            Span::styled(
+                format!("Parts: {} {verb} · ", kept.summary()),
+                t.diff_header,
+            ),
             Span::styled(k(Command::DiffToggleHunk), t.key_hint),
             Span::raw(" keeps ⇄ drops the hunk at the top · "),
             Span::styled(k(Command::DiffToggleFile), t.key_hint),
@@ -444,7 +447,11 @@ fn files_items<'a>(
                     continue;
                 }
             }
-            let dropped = marks.is_some_and(|m| !m.get(h.min(m.len().saturating_sub(1))).copied().unwrap_or(true));
+            let dropped = marks.is_some_and(|m| {
+                !m.get(h.min(m.len().saturating_sub(1)))
+                    .copied()
+                    .unwrap_or(true)
+            });
             out.push(Item::Diff {
                 pd,
                 item,

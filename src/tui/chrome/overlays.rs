@@ -455,14 +455,67 @@ pub fn request_inside(area: Rect) -> Rect {
 pub fn last_page_start(app: &AppState, items: &[Item], width: u16, height: usize) -> usize {
     let mut used = 0;
     for i in (0..items.len()).rev() {
-        used += rows(app, &items[i..=i], width)
-            .map(|(l, indent)| wrap_line(&l, width as usize, indent).len())
-            .sum::<usize>();
+        used += item_height(app, items, i, width);
         if used > height {
             return (i + 1).min(items.len().saturating_sub(1));
         }
     }
     0
+}
+
+/// The screen rows item `i` takes at `width`.
+fn item_height(app: &AppState, items: &[Item], i: usize, width: u16) -> usize {
+    rows(app, &items[i..=i], width)
+        .map(|(l, indent)| wrap_line(&l, width as usize, indent).len())
+        .sum()
+}
+
+/// Where a page down from `from` starts: the first item not wholly shown on the screenful
+/// `height` rows tall that starts at `from` (at least one item on), so paging by source
+/// lines never skips a line however long the wrapped ones are.
+pub fn page_down_from(
+    app: &AppState,
+    items: &[Item],
+    width: u16,
+    height: usize,
+    from: usize,
+) -> usize {
+    let mut used = 0;
+    let mut i = from;
+    while i < items.len() {
+        used += item_height(app, items, i, width);
+        if used > height {
+            break;
+        }
+        i += 1;
+    }
+    i.max(from + 1).min(items.len().saturating_sub(1))
+}
+
+/// Where a page up from `from` starts: the earliest item such that it and the items down to
+/// `from` (excluded) fit in `height` rows (at least one item back).
+pub fn page_up_from(
+    app: &AppState,
+    items: &[Item],
+    width: u16,
+    height: usize,
+    from: usize,
+) -> usize {
+    let from = from.min(items.len());
+    let mut used = 0;
+    let mut i = from;
+    while i > 0 {
+        used += item_height(app, items, i - 1, width);
+        if used > height {
+            break;
+        }
+        i -= 1;
+    }
+    if i == from {
+        from.saturating_sub(1)
+    } else {
+        i
+    }
 }
 
 /// Everything the full-screen detail shows: the request, the arguments, the options.
