@@ -163,14 +163,14 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
                         .map(|k| k.summary())
                         .unwrap_or_default();
                     (
-                        format!("Apply only the kept parts of {label}? ({kept})"),
-                        "Why the other parts are dropped, for the agent (optional):",
+                        format!("Apply only the kept parts of {label}?"),
+                        format!("Keeping {kept}. Reason for the agent (optional):"),
                         " applies the kept parts   ",
                     )
                 }
                 None => (
                     format!("Reject {label}?"),
-                    "Reason for the agent (optional):",
+                    "Reason for the agent (optional):".to_string(),
                     " rejects   ",
                 ),
             };
