@@ -248,3 +248,75 @@ fn dropping_every_part_makes_y_a_reject_and_other_calls_refuse_marks() {
         status(&app)
     );
 }
+
+#[test]
+fn the_transcript_says_a_call_was_approved_in_part() {
+    use nbook::engine::{LogLine, LogRecord, SessionState, ToolCall};
+    use nbook::tui::action::Action;
+    let call = parts_call();
+    let (mut app, _) = empty_app_with(
+        120,
+        30,
+        vec![session(
+            "1",
+            "leader.default",
+            Mode::Normal,
+            SessionState::Idle,
+            None,
+        )],
+        Vec::new(),
+    );
+    app.focus = Pane::Sessions;
+    let fx = press(&mut app, "r");
+    let Some(Effect::LoadSessionLog { ticket, .. }) = fx.first() else {
+        panic!("{fx:?}")
+    };
+    let line = |record| LogLine {
+        ts: T0.into(),
+        record,
+    };
+    let lines = vec![
+        line(LogRecord::Header {
+            session_id: "1".into(),
+            profile: "leader.default".into(),
+            mode: Mode::Normal,
+            title: "Chapter one".into(),
+            parent: None,
+        }),
+        line(LogRecord::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "c9".into(),
+                name: "apply_patch".into(),
+                arguments: call.args.clone(),
+            }],
+        }),
+        line(LogRecord::ApprovalRequested {
+            approval_id: "ap-9".into(),
+            call_id: "c9".into(),
+            tool: "apply_patch".into(),
+            args: call.args.clone(),
+            preview: call.preview.clone(),
+            mode: Mode::Normal,
+        }),
+        line(LogRecord::ApprovalResolved {
+            approval_id: "ap-9".into(),
+            call_id: "c9".into(),
+            decision: "approve_parts".into(),
+            by: "author".into(),
+            reason: Some("no notes yet".into()),
+            edited_args: None,
+        }),
+    ];
+    app.update(Action::SessionLogLoaded {
+        ticket: *ticket,
+        session_id: "1".into(),
+        result: Ok(lines),
+    });
+    let screen = render(&mut app, 120, 30);
+    assert!(
+        screen.contains("approved in part by author; the rest rejected: no notes yet"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("parts_transcript_120x30", screen);
+}
