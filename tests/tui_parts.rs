@@ -320,3 +320,18 @@ fn the_transcript_says_a_call_was_approved_in_part() {
     );
     insta::assert_snapshot!("parts_transcript_120x30", screen);
 }
+
+#[test]
+fn side_by_side_keeps_the_marks() {
+    let mut app = app_with(parts_call(), 160, 44);
+    render(&mut app, 160, 44);
+    press(&mut app, "x");
+    press(&mut app, "s");
+    let screen = render(&mut app, 160, 44);
+    assert!(
+        screen.contains("✗ hunk 1 of 3 · from line 1 — dropped"),
+        "{screen}"
+    );
+    assert!(screen.contains("│"), "{screen}");
+    insta::assert_snapshot!("parts_side_by_side_160x44", screen);
+}
