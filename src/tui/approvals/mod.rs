@@ -62,6 +62,40 @@ impl Waiting {
     }
 }
 
+/// A call's parts: every part kept (the template the author's drops apply to) and the first
+/// old line of each hunk of each file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartsInfo {
+    pub all: KeptParts,
+    pub starts: Vec<Vec<usize>>,
+}
+
+impl PartsInfo {
+    /// For a call that can be approved in parts and has more than one part.
+    fn of(call: &PendingCall) -> Option<PartsInfo> {
+        if !call.parts {
+            return None;
+        }
+        let all = KeptParts::all_of(&call.preview);
+        if all.files.iter().map(Vec::len).sum::<usize>() < 2 {
+            return None;
+        }
+        let starts = match &call.preview.body {
+            PreviewBody::Files { changes } => changes
+                .iter()
+                .map(|c| {
+                    parts::diff_hunks(&c.diff)
+                        .iter()
+                        .map(|h| h.old_start())
+                        .collect()
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(PartsInfo { all, starts })
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct ApprovalsState {
     /// Oldest first, as they arrived (calls and questions interleaved).
@@ -79,6 +113,9 @@ pub struct ApprovalsState {
     /// The parts (`f<i>h<j>`) the author dropped from a waiting call, by approval id; `y`
     /// then applies only the others (`Decision::ApproveParts`).
     pub dropped: HashMap<String, BTreeSet<String>>,
+    /// The parts of each call that can be approved in parts, worked out once when it arrives
+    /// (drawing and scrolling never parse the diffs for them again).
+    pub parts: HashMap<String, Arc<PartsInfo>>,
     /// The widths the pane preview and the detail were last drawn at (`preview::drawn_width`).
     pub pane_width: AtomicU16,
     pub detail_width: AtomicU16,
@@ -123,6 +160,9 @@ impl ApprovalsState {
                     self.diffs
                         .insert(c.approval_id.clone(), Arc::new(parse_diffs(c)));
                 }
+                if let Some(info) = PartsInfo::of(c) {
+                    self.parts.insert(c.approval_id.clone(), Arc::new(info));
+                }
             }
             self.items.push(item);
         }
@@ -147,6 +187,7 @@ impl ApprovalsState {
         let item = self.items.remove(pos);
         self.diffs.remove(item.id());
         self.dropped.remove(item.id());
+        self.parts.remove(item.id());
         if pos < self.selected {
             self.selected -= 1;
         }
@@ -198,6 +239,8 @@ impl ApprovalsState {
             .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
         self.dropped
             .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
+        self.parts
+            .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
         for w in all {
             self.add(w);
         }
@@ -235,10 +278,7 @@ impl ApprovalsState {
     /// The parts of `call` the author keeps, when it can be approved in parts and has more
     /// than one.
     pub fn kept(&self, call: &PendingCall) -> Option<KeptParts> {
-        if !call.parts || parts::parts_of(&call.preview).len() < 2 {
-            return None;
-        }
-        let mut kept = KeptParts::all_of(&call.preview);
+        let mut kept = self.parts.get(&call.approval_id)?.all.clone();
         if let Some(dropped) = self.dropped.get(&call.approval_id) {
             for (i, f) in kept.files.iter_mut().enumerate() {
                 for (j, k) in f.iter_mut().enumerate() {

@@ -95,7 +95,13 @@ pub fn request_items<'a>(app: &'a AppState, call: &'a PendingCall, width: u16) -
             if let Some(k) = &kept {
                 items.push(Item::Row(parts_row(app, k)));
             }
-            files_items(changes, diffs, side, kept.as_ref(), t, &mut items);
+            let starts = app
+                .approvals
+                .parts
+                .get(&call.approval_id)
+                .map(|p| p.starts.as_slice())
+                .unwrap_or_default();
+            files_items(changes, diffs, side, kept.as_ref(), starts, t, &mut items);
         }
         body => items.extend(
             body_rows(body, &call.preview.summary, t)
@@ -389,6 +395,7 @@ fn files_items<'a>(
     diffs: &'a [ProseDiff],
     side: bool,
     kept: Option<&KeptParts>,
+    starts: &[Vec<usize>],
     t: &Theme,
     out: &mut Vec<Item<'a>>,
 ) {
@@ -399,15 +406,7 @@ fn files_items<'a>(
         let marks = kept.and_then(|k| k.files.get(i));
         // A file split into hunks shows a mark row at the start of each (instead of `⋮`).
         let split = marks.filter(|m| m.len() > 1);
-        let starts: Vec<usize> = changes
-            .get(i)
-            .map(|c| {
-                crate::engine::parts::diff_hunks(&c.diff)
-                    .iter()
-                    .map(|h| h.old_start())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let starts = starts.get(i).map(Vec::as_slice).unwrap_or_default();
         let mut current = None;
         for item in diff::items(pd, side) {
             let h = preview::hunk_of(pd, item);
