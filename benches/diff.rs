@@ -69,6 +69,7 @@ fn call(diff: String) -> PendingCall {
         },
         requested_at: "2026-03-01T10:00:00Z".into(),
         session_grant_allowed: true,
+        parts: false,
     }
 }
 

@@ -50,6 +50,19 @@ impl Drop for QueueGuard<'_> {
     }
 }
 
+/// The answer to a selection of parts on a call that cannot take one (the engine refuses such
+/// a selection when it is sent; this covers a decision that reached the call anyway).
+pub(super) fn not_in_parts(call: &ToolCall) -> CallResult {
+    CallResult::fail(
+        call,
+        CallStatus::NotAllowed,
+        format!(
+            "{} cannot be approved in parts; nothing was changed. Ask the author to approve or reject it whole.",
+            call.name
+        ),
+    )
+}
+
 /// A call that passed the gate: its tool, the context it runs in, and its arguments
 /// (deserialized once, shared by every later step).
 pub(super) struct Admitted {
@@ -236,34 +249,17 @@ impl Engine {
                 let edited = tool.write_targets(&ctx, &new_args);
                 self.execute(tool, ctx, call, new_args, Some(edited)).await
             }
+            Decision::ApproveParts { selection } => {
+                self.approve_parts(tool, ctx, call, args, &preview, selection)
+                    .await
+            }
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 // The author approved what the preview showed; if the target moved since, refuse.
-                match self.preview(&tool, &ctx, &args).await {
-                    Ok(now) if now.targets == preview.targets => {}
-                    Ok(now) => {
-                        let changed = super::call_result::changed_targets(&preview.targets, &now.targets);
-                        let mut r = CallResult::fail(
-                            call,
-                            CallStatus::Stale,
-                            format!(
-                                "stale: the target of this {} call changed after the preview was shown (changed: {}); nothing was changed. Read the file again and propose the change anew.",
-                                call.name,
-                                changed.join(", ")
-                            ),
-                        );
-                        r.details = Some(serde_json::json!({"changed": changed}));
-                        return r;
-                    }
-                    // A coded failure (a lost compare-and-swap) is the tool's own typed answer:
-                    // the agent gets it with its details, not a generic "stale".
-                    Err(e @ ToolError::Coded { .. }) => return CallResult::tool_error(call, &e),
-                    Err(e) => {
-                        return CallResult::fail(
-                            call,
-                            CallStatus::Stale,
-                            format!("stale: the target changed after the preview was shown ({e}); nothing was changed"),
-                        )
-                    }
+                if let Err(r) = self
+                    .still_as_previewed(&tool, &ctx, call, &args, &preview)
+                    .await
+                {
+                    return *r;
                 }
                 if d == Decision::ApproveForSession && grant_allowed {
                     self.grant(&ctx.session_id, &call.name, &targets);
@@ -492,6 +488,10 @@ impl Engine {
                     preview: preview.clone(),
                     requested_at: super::session_log::now_rfc3339(),
                     session_grant_allowed: grant_allowed,
+                    parts: self
+                        .registry
+                        .get(&call.name)
+                        .is_some_and(|t| super::part_approval::offered(t.tool.as_ref(), preview)),
                 };
                 // On disk before anyone can see it waiting: a quit right after keeps it.
                 self.persist_pending(&pending);
@@ -535,6 +535,7 @@ impl Engine {
         };
         let (reason, edited) = match &decision {
             Decision::Reject { reason } => (reason.clone(), None),
+            Decision::ApproveParts { selection } => (selection.reason.clone(), None),
             Decision::Edit { new_args } => (None, Some(new_args.clone())),
             _ => (None, None),
         };
@@ -612,6 +613,10 @@ impl Engine {
                     Ok(Staged::Done(out)) => self.finish(&ctx.session_id, call, Ok(out)),
                     Ok(Staged::Held(h)) => self.resolve_held(&ctx.session_id, call, h, true).await,
                 }
+            }
+            Decision::ApproveParts { .. } => {
+                let _ = self.resolve_held(&ctx.session_id, call, held, false).await;
+                not_in_parts(call)
             }
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 if d == Decision::ApproveForSession && grant_allowed {

@@ -65,6 +65,7 @@ impl Engine {
                 Ok(new_args) => self.execute(tool, ctx, call, new_args, None).await,
                 Err(r) => *r,
             },
+            Decision::ApproveParts { .. } => super::dispatch::not_in_parts(call),
             d @ (Decision::Approve | Decision::ApproveForSession) => {
                 if d == Decision::ApproveForSession && grant_allowed {
                     self.grant_egress(&ctx.session_id, &requests);

@@ -17,6 +17,7 @@ pub mod jobs;
 pub mod lock;
 pub mod log_cap;
 pub mod pending_store;
+mod part_approval;
 pub mod policy;
 pub mod profiles;
 pub mod read;
@@ -61,6 +62,9 @@ pub enum EngineError {
     },
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
+    /// A selection of parts (`Decision::ApproveParts`) that does not fit the waiting call.
+    #[error(transparent)]
+    Selection(#[from] SelectionError),
     #[error("{0}")]
     Setup(String),
 }
@@ -745,9 +749,11 @@ impl Engine {
     }
 
     /// Answer a pending call by its approval id (`PendingCall::approval_id`). The waiting call
-    /// then runs, is refused, or fails as stale.
+    /// then runs, is refused, or fails as stale. A selection of parts that does not fit the
+    /// call (unknown part ids, another preview, a tool that cannot apply parts) is an error
+    /// and decides nothing; dropping every part is a reject, keeping every part an approval.
     pub fn decide(&self, approval_id: &str, decision: Decision) -> Result<(), EngineError> {
-        let waiter = {
+        let (waiter, decision) = {
             let mut st = self.state();
             if st.restored.get(approval_id).is_some_and(|r| r.rx.is_some()) {
                 // Restored at open, but nothing in this process would run it.
@@ -755,11 +761,26 @@ impl Engine {
                     "{approval_id} waits from before the restart and this nbook runs no agent host to carry it out; decide it in the TUI (`nbook PATH`)"
                 )));
             }
+            if !st.waiters.contains_key(approval_id) {
+                return Err(EngineError::UnknownCall(approval_id.to_string()));
+            }
+            // A selection of parts is checked against the waiting call's preview first: a
+            // bad one is refused here and the call keeps waiting.
+            let decision = match decision {
+                Decision::ApproveParts { selection } => {
+                    let Some(pending) = st.queue.iter().find(|p| p.approval_id == approval_id)
+                    else {
+                        return Err(EngineError::UnknownCall(approval_id.to_string()));
+                    };
+                    part_approval::settle(pending, selection)?
+                }
+                d => d,
+            };
             let Some(tx) = st.waiters.remove(approval_id) else {
                 return Err(EngineError::UnknownCall(approval_id.to_string()));
             };
             st.queue.retain(|p| p.approval_id != approval_id);
-            tx
+            (tx, decision)
         };
         self.forget_pending(approval_id);
         let label = decision.label().to_string();

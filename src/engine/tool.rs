@@ -13,7 +13,7 @@ use serde_json::Value;
 
 pub use super::effects::{Domain, Effects, EgressRequest};
 use super::profiles::Profile;
-use super::types::{Mode, Preview, PreviewBody};
+use super::types::{KeptParts, Mode, Preview, PreviewBody};
 use crate::config::Config;
 use crate::workspace::Workspace;
 
@@ -293,5 +293,27 @@ pub trait Tool: Send + Sync {
     }
     fn is_staging(&self) -> bool {
         false
+    }
+    /// Whether a call whose preview is a list of file diffs can be approved for some of its
+    /// files and hunks (`Decision::ApproveParts`). Declared by the tool; the engine, the
+    /// policy and the TUI read this, never the tool's name.
+    fn selects_parts(&self) -> bool {
+        false
+    }
+    /// For tools that [`Tool::selects_parts`]: the arguments of the same tool that make exactly
+    /// the `kept` parts of `shown` (the preview the author chose on), computed against the
+    /// targets as they are now. The engine previews them again and applies them only if that
+    /// preview shows exactly the kept parts.
+    fn narrow(
+        &self,
+        _ctx: &ToolCtx,
+        _args: &CallArgs,
+        _shown: &Preview,
+        _kept: &KeptParts,
+    ) -> Result<Value, ToolError> {
+        Err(ToolError::failed(format!(
+            "{} cannot apply only some of its changes; approve or reject the call whole",
+            self.name()
+        )))
     }
 }

@@ -15,7 +15,7 @@ use super::registry::FieldError;
 use super::tool::{
     CallArgs, Effects, EgressRequest, Mutates, Staged, Tool, ToolCtx, ToolError, ToolOutput,
 };
-use super::types::{Preview, PreviewBody};
+use super::types::{KeptParts, Preview, PreviewBody};
 
 /// A tool declared with typed arguments. Implement this (not [`Tool`]) for a new tool.
 pub trait TypedTool: Send + Sync + 'static {
@@ -32,6 +32,9 @@ pub trait TypedTool: Send + Sync + 'static {
     const PARALLEL_SAFE: bool = false;
     /// Staging tools (`Mutates::Depends`) implement [`TypedTool::stage`].
     const STAGING: bool = false;
+    /// Tools whose preview is a list of file diffs and that can make only some of them
+    /// implement [`TypedTool::narrow`] (see [`Tool::selects_parts`]).
+    const PARTS: bool = false;
 
     /// See [`Tool::egress`].
     fn egress(&self, _ctx: &ToolCtx, _args: &Self::Args) -> Result<Vec<EgressRequest>, ToolError> {
@@ -70,6 +73,19 @@ pub trait TypedTool: Send + Sync + 'static {
     /// See [`Tool::stage`].
     fn stage(&self, _ctx: &ToolCtx, _args: &Self::Args) -> Option<Result<Staged, ToolError>> {
         None
+    }
+    /// See [`Tool::narrow`].
+    fn narrow(
+        &self,
+        _ctx: &ToolCtx,
+        _args: &Self::Args,
+        _shown: &Preview,
+        _kept: &KeptParts,
+    ) -> Result<Value, ToolError> {
+        Err(ToolError::failed(format!(
+            "{} cannot apply only some of its changes; approve or reject the call whole",
+            Self::NAME
+        )))
     }
 }
 
@@ -144,5 +160,17 @@ impl<T: TypedTool> Tool for T {
     }
     fn is_staging(&self) -> bool {
         T::STAGING
+    }
+    fn selects_parts(&self) -> bool {
+        T::PARTS
+    }
+    fn narrow(
+        &self,
+        ctx: &ToolCtx,
+        args: &CallArgs,
+        shown: &Preview,
+        kept: &KeptParts,
+    ) -> Result<Value, ToolError> {
+        TypedTool::narrow(self, ctx, &*parsed::<T>(args)?, shown, kept)
     }
 }

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::ids::{ApprovalId, CallId, SessionId};
 use super::mode::Mode;
+use super::parts::PartSelection;
 use super::preview::Preview;
 
 /// The author's answer to a pending call.
@@ -23,6 +24,11 @@ pub enum Decision {
     Edit {
         new_args: Value,
     },
+    /// Approve only some of the files and hunks of a file preview (`super::parts`); the rest
+    /// are rejected. Offered when the pending call says `parts`.
+    ApproveParts {
+        selection: PartSelection,
+    },
 }
 
 impl Decision {
@@ -32,6 +38,7 @@ impl Decision {
             Decision::ApproveForSession => "approve_for_session",
             Decision::Reject { .. } => "reject",
             Decision::Edit { .. } => "edit",
+            Decision::ApproveParts { .. } => "approve_parts",
         }
     }
 }
@@ -52,4 +59,8 @@ pub struct PendingCall {
     pub requested_at: String,
     /// Whether `approve_for_session` is on offer (normal mode, a policy that allows grants).
     pub session_grant_allowed: bool,
+    /// Whether the author may approve only some of its files and hunks
+    /// (`Decision::ApproveParts`): the tool declares it can, and the preview is file diffs.
+    #[serde(default)]
+    pub parts: bool,
 }

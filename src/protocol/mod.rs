@@ -15,6 +15,7 @@ mod ids;
 mod input;
 mod log;
 mod mode;
+pub mod parts;
 mod preview;
 mod session;
 mod time;
@@ -27,6 +28,7 @@ pub use ids::{ApprovalId, CallId, SessionId};
 pub use input::{Answer, InputRequest, InputSource, Question, QuestionOption};
 pub use log::{LogLine, LogRecord};
 pub use mode::Mode;
+pub use parts::{KeptParts, PartSelection, SelectionError};
 pub use preview::{
     ChangeKind, EgressShown, FieldChange, FileChange, Preview, PreviewBody, RecordChange,
     TargetState,

@@ -7,12 +7,14 @@ use serde_json::{json, Value};
 
 use std::collections::HashMap;
 
+use super::content_edit::blocks_for;
 use super::files::{approved_target, check_new_segments, fingerprint, read_text};
+use super::partial::kept_content;
 use super::patch::{self, Hunk, PlannedFile, PlannedKind};
 use super::preview_diff::bounded_diff;
 use crate::engine::tool::{Mutates, ToolCtx, ToolError, ToolOutput};
 use crate::engine::typed::TypedTool;
-use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
+use crate::engine::types::{ChangeKind, FileChange, KeptParts, Preview, PreviewBody, TargetState};
 use crate::workspace::{Access, Target};
 
 pub struct ApplyPatch;
@@ -84,6 +86,25 @@ fn plan(ctx: &ToolCtx, args: &PatchArgs) -> Result<(Vec<Hunk>, Vec<PlannedFile>)
     Ok((hunks, planned))
 }
 
+/// An update section turning `old` into `new`: each changed run of lines as a chunk whose
+/// removed lines occur once in `old`, so it lands where the diff showed it.
+fn update_section(path: &str, move_to: Option<&str>, old: &str, new: &str) -> String {
+    let mut s = format!("*** Update File: {path}\n");
+    if let Some(to) = move_to {
+        s.push_str(&format!("*** Move to: {to}\n"));
+    }
+    for b in blocks_for(old, new) {
+        s.push_str("@@\n");
+        for l in b.old_text.lines() {
+            s.push_str(&format!("-{l}\n"));
+        }
+        for l in b.new_text.lines() {
+            s.push_str(&format!("+{l}\n"));
+        }
+    }
+    s
+}
+
 fn display(ctx: &ToolCtx, p: &str) -> String {
     ctx.workspace
         .resolve(p, Access::Write)
@@ -101,6 +122,74 @@ impl TypedTool for ApplyPatch {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Files])
     };
+    const PARTS: bool = true;
+    /// The kept files as their own sections of the patch; a file with only some hunks kept
+    /// as an update (or an add, for an overwrite) of just those hunks.
+    fn narrow(
+        &self,
+        ctx: &ToolCtx,
+        args: &PatchArgs,
+        _shown: &Preview,
+        kept: &KeptParts,
+    ) -> Result<Value, ToolError> {
+        let (hunks, planned) = plan(ctx, args)?;
+        if planned.len() != kept.files.len() {
+            return Err(ToolError::Stale(format!(
+                "the patch now changes {} file(s), the preview showed {}; nothing was changed",
+                planned.len(),
+                kept.files.len()
+            )));
+        }
+        if !kept.is_all() {
+            let paths = hunk_paths(&hunks);
+            if let Some(p) = paths
+                .iter()
+                .find(|p| paths.iter().filter(|q| q == p).count() > 1)
+            {
+                return Err(ToolError::failed(format!(
+                    "this patch changes {} in more than one section, so its parts depend on each other; approve or reject it whole",
+                    display(ctx, p)
+                )));
+            }
+        }
+        let sections =
+            patch::hunk_sections(patch_arg(args)).map_err(|e| ToolError::failed(e.to_string()))?;
+        let mut out = Vec::new();
+        for (i, f) in planned.iter().enumerate() {
+            if !kept.file_kept(i) {
+                continue;
+            }
+            if kept.file_whole(i) {
+                out.push(sections[i].clone());
+                continue;
+            }
+            let shown = display(ctx, &f.path);
+            let marks = &kept.files[i];
+            out.push(match &f.kind {
+                PlannedKind::Update { old, new, move_to } => {
+                    let partial = kept_content(&shown, old, new, marks)?;
+                    update_section(&f.path, move_to.as_deref(), old, &partial)
+                }
+                PlannedKind::Add {
+                    content,
+                    previous: Some(previous),
+                } => {
+                    let partial = kept_content(&shown, previous, content, marks)?;
+                    let mut s = format!("*** Add File: {}\n", f.path);
+                    for l in partial.lines() {
+                        s.push_str(&format!("+{l}\n"));
+                    }
+                    s
+                }
+                _ => {
+                    return Err(ToolError::failed(format!(
+                        "{shown} is one part: keep or drop it whole"
+                    )))
+                }
+            });
+        }
+        Ok(json!({"patch": patch::envelope(&out)}))
+    }
     fn write_targets(&self, ctx: &ToolCtx, args: &PatchArgs) -> Vec<String> {
         match patch::parse_patch(patch_arg(args)) {
             Ok(h) => hunk_paths(&h).iter().map(|p| display(ctx, p)).collect(),

@@ -448,8 +448,31 @@ impl TypedTool for Edit {
         use crate::engine::tool::{Domain::*, Effects};
         Effects::touches(&[Files])
     };
+    const PARTS: bool = true;
     fn write_targets(&self, ctx: &ToolCtx, args: &EditArgs) -> Vec<String> {
         path_targets(ctx, &args.path)
+    }
+    /// The kept hunks of the file's diff, as the fewest unique `oldText` blocks.
+    fn narrow(
+        &self,
+        ctx: &ToolCtx,
+        args: &EditArgs,
+        _shown: &Preview,
+        kept: &crate::engine::types::KeptParts,
+    ) -> Result<Value, ToolError> {
+        let (r, original, new, _) = planned_edit(ctx, args)?;
+        let [marks] = kept.files.as_slice() else {
+            return Err(ToolError::failed(format!(
+                "an edit changes one file, the selection names {}",
+                kept.files.len()
+            )));
+        };
+        let partial = super::partial::kept_content(&r.display, &original, &new, marks)?;
+        let edits: Vec<Value> = super::content_edit::blocks_for(&original, &partial)
+            .iter()
+            .map(|b| json!({"oldText": b.old_text, "newText": b.new_text}))
+            .collect();
+        Ok(json!({"path": args.path, "edits": edits}))
     }
     fn preview(&self, ctx: &ToolCtx, args: &EditArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let (r, original, new, _) = planned_edit(ctx, args)?;

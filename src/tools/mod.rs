@@ -9,6 +9,7 @@ pub mod content_edit;
 pub mod control;
 pub mod files;
 pub mod fusion;
+pub mod partial;
 pub mod patch;
 pub mod plot_read;
 pub mod plot_write;

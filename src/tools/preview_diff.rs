@@ -154,6 +154,40 @@ pub fn bounded_diff(path: &str, old: &str, new: &str) -> BoundedDiff {
     sink.finish(added, removed, (old.len() as u64, new.len() as u64))
 }
 
+/// `old` → `new` with the kept hunks of [`bounded_diff`]'s diff applied and the others left as
+/// they are: `kept[j]` for its `j`-th `@@` hunk (the same diff, so the same hunks). `None` when
+/// the diff has another number of hunks than `kept` says.
+pub fn with_kept_hunks(old: &str, new: &str, kept: &[bool]) -> Option<String> {
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new);
+    let (olds, news) = (diff.old_slices(), diff.new_slices());
+    let unified = diff.unified_diff();
+    let hunks: Vec<_> = unified.iter_hunks().collect();
+    if hunks.len() != kept.len() {
+        return None;
+    }
+    let mut out = String::with_capacity(old.len().max(new.len()));
+    let mut at = 0;
+    for (hunk, keep) in hunks.iter().zip(kept) {
+        let ops = hunk.ops();
+        let (first, last) = (ops.first()?, ops.last()?);
+        let o = first.old_range().start..last.old_range().end;
+        let n = first.new_range().start..last.new_range().end;
+        // Lines between hunks are equal on both sides: take them from the old file.
+        out.extend(olds.get(at..o.start)?.iter().copied());
+        if *keep {
+            out.extend(news.get(n)?.iter().copied());
+        } else {
+            out.extend(olds.get(o.clone())?.iter().copied());
+        }
+        at = o.end;
+    }
+    out.extend(olds.get(at..)?.iter().copied());
+    Some(out)
+}
+
 /// A write's preview when the old file is too large to diff: every old line removed (read
 /// from `old_file` a buffer at a time), every new line added. Returns an error if the old
 /// file cannot be read as UTF-8 text.
@@ -268,6 +302,40 @@ fn emit_removed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kept_hunks_apply_alone_and_their_diff_is_those_hunks() {
+        let old: String = (0..30).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 15\n", "line fifteen\n")
+            .replace("line 28\n", "line twenty-eight\n");
+        let full = bounded_diff("x", &old, &new).text;
+        let hunks = crate::protocol::parts::diff_hunks(&full);
+        assert_eq!(hunks.len(), 3);
+        let mid = with_kept_hunks(&old, &new, &[false, true, false]).unwrap();
+        assert_eq!(mid, old.replace("line 15\n", "line fifteen\n"));
+        let d = bounded_diff("x", &old, &mid).text;
+        assert_eq!(
+            crate::protocol::parts::diff_hunks(&d),
+            vec![hunks[1].clone()]
+        );
+        assert_eq!(
+            with_kept_hunks(&old, &new, &[true, true, true]).unwrap(),
+            new
+        );
+        assert_eq!(with_kept_hunks(&old, &new, &[true]), None);
+    }
+
+    #[test]
+    fn the_elision_note_is_what_parts_recognise() {
+        assert!(crate::protocol::parts::is_elided(&elision_note(
+            3,
+            1,
+            2,
+            (10, 20)
+        )));
+    }
 
     #[test]
     fn small_diffs_match_the_plain_unified_diff() {

@@ -80,6 +80,8 @@ commands! {
     DiffNextChange = "diff_next_change": "Approvals: jump to the next change in the preview",
     DiffPrevChange = "diff_prev_change": "Approvals: jump to the previous change in the preview",
     DiffSideBySide = "diff_side_by_side": "Approvals: file diffs side by side (old left, new right) ⇄ unified",
+    DiffToggleHunk = "diff_toggle_hunk": "Approvals: keep ⇄ drop the hunk at the top of the preview (y then applies only the kept parts)",
+    DiffToggleFile = "diff_toggle_file": "Approvals: keep ⇄ drop the whole file at the top of the preview",
     DiffSearch = "diff_search": "Approvals: search the preview (then n / N go to the matches)",
     DiffNextMatch = "diff_next_match": "Search: the next match in the preview",
     DiffPrevMatch = "diff_prev_match": "Search: the previous match in the preview",

@@ -32,6 +32,9 @@ pub enum Overlay {
         /// "write manuscript/001.md", for the prompt's title.
         label: String,
         input: TextArea<'static>,
+        /// Approving only these parts: the reason is for the dropped ones, Enter applies
+        /// the kept ones (`None`: a plain reject).
+        parts: Option<crate::engine::PartSelection>,
     },
     EditArgs {
         call_id: String,

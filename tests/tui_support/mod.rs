@@ -79,6 +79,7 @@ pub fn pending(
         },
         requested_at: T0.into(),
         session_grant_allowed: grant,
+        parts: false,
     }
 }
 

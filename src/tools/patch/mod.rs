@@ -36,7 +36,7 @@ use crate::workspace::RootDir;
 
 pub use commit::{commit_plan, ResolveFn};
 pub use error::{PatchError, ResolveError};
-pub use parser::{parse_patch, Hunk, UpdateChunk};
+pub use parser::{envelope, hunk_sections, parse_patch, Hunk, UpdateChunk};
 pub use plan::{plan_patch, PlannedFile, PlannedKind, ReadFn};
 
 /// Unified diff (3 lines of context, headers `--- a/<path>` / `+++ b/<path>`) of `old` → `new`,

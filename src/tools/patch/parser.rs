@@ -97,6 +97,55 @@ pub fn parse_patch(patch: &str) -> Result<Vec<Hunk>, PatchError> {
     parse_hunks(body)
 }
 
+/// The text of each hunk of `patch` (its header line and body), in order, each of which parses
+/// alone (inside an envelope) to the same hunk as in the whole patch. `Err` when the patch does
+/// not parse or cannot be cut that way.
+pub fn hunk_sections(patch: &str) -> Result<Vec<String>, PatchError> {
+    let hunks = parse_patch(patch)?;
+    let lines: Vec<&str> = patch.trim().lines().collect();
+    let body = match envelope_body(&lines) {
+        Ok(body) => body,
+        Err(err) => match heredoc_inner(&lines) {
+            Some(inner) => envelope_body(inner)?,
+            None => return Err(err),
+        },
+    };
+    let mut out: Vec<String> = Vec::new();
+    for l in body {
+        let t = l.trim();
+        if t.starts_with(ADD_FILE) || t.starts_with(DELETE_FILE) || t.starts_with(UPDATE_FILE) {
+            out.push(String::new());
+        }
+        if let Some(s) = out.last_mut() {
+            s.push_str(l);
+            s.push('\n');
+        }
+    }
+    let alone = |s: &String| parse_patch(&envelope(std::slice::from_ref(s)));
+    let same = out.len() == hunks.len()
+        && out
+            .iter()
+            .zip(&hunks)
+            .all(|(s, h)| alone(s).is_ok_and(|p| p.as_slice() == std::slice::from_ref(h)));
+    if !same {
+        return Err(PatchError::InvalidPatch(
+            "the patch cannot be cut into one section per file".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// A patch made of `sections` (each ending with a newline).
+pub fn envelope(sections: &[String]) -> String {
+    let mut s = format!("{BEGIN_PATCH}\n");
+    for sec in sections {
+        s.push_str(sec);
+    }
+    s.push_str(END_PATCH);
+    s.push('\n');
+    s
+}
+
 /// Check the `*** Begin Patch` / `*** End Patch` lines and return what lies between them.
 fn envelope_body<'a>(lines: &'a [&'a str]) -> Result<&'a [&'a str], PatchError> {
     if lines.first().map(|l| l.trim()) != Some(BEGIN_PATCH) {

@@ -1,7 +1,7 @@
 //! Unit tests of the patch parser.
 
 use super::error::PatchError;
-use super::parser::{parse_patch, Hunk, UpdateChunk};
+use super::parser::{envelope, hunk_sections, parse_patch, Hunk, UpdateChunk};
 
 fn wrap(body: &str) -> String {
     format!("*** Begin Patch\n{body}\n*** End Patch")
@@ -292,4 +292,22 @@ fn odd_unicode_input_does_not_panic() {
     ] {
         let _ = parse_patch(text);
     }
+}
+
+#[test]
+fn sections_cut_a_patch_into_one_piece_per_file_that_parses_alone() {
+    let patch = wrap(
+        "*** Add File: n.md\n+new\n*** Update File: a.md\n*** Move to: b.md\n@@ ctx\n-x\n+y\n*** End of File\n*** Delete File: old.md",
+    );
+    let hunks = parse_patch(&patch).expect("ok");
+    let sections = hunk_sections(&patch).expect("cut");
+    assert_eq!(sections.len(), 3);
+    assert!(sections[1].starts_with("*** Update File: a.md\n"));
+    // Any subset, re-enveloped, is the same hunks.
+    let two = envelope(&[sections[0].clone(), sections[2].clone()]);
+    assert_eq!(
+        parse_patch(&two).expect("ok"),
+        vec![hunks[0].clone(), hunks[2].clone()]
+    );
+    assert!(hunk_sections(&wrap("nope")).is_err());
 }

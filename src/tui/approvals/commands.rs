@@ -31,6 +31,10 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
 /// only while a search is active.
 pub fn preview_commands(app: &AppState) -> Vec<PaneCommand> {
     let call = app.approvals.selected_call().is_some();
+    let parts = app
+        .approvals
+        .selected_call()
+        .is_some_and(|c| app.approvals.kept(c).is_some());
     let searching = app.approvals.search.is_some();
     let p = |cmd, label| PaneCommand::new(cmd, Context::Approvals, label).available(call);
     let s = |cmd, label| PaneCommand::new(cmd, Context::DiffSearch, label);
@@ -39,6 +43,8 @@ pub fn preview_commands(app: &AppState) -> Vec<PaneCommand> {
         p(Command::DiffPrevChange, "previous change"),
         p(Command::DiffSideBySide, "side by side"),
         p(Command::DiffSearch, "search"),
+        p(Command::DiffToggleHunk, "keep/drop hunk").available(parts),
+        p(Command::DiffToggleFile, "keep/drop file").available(parts),
     ];
     // Reported only while their section is looked up (it shadows `n` reject then).
     if searching {

@@ -10,9 +10,10 @@ mod update;
 pub mod view;
 
 use crate::engine::inputs::InputRequest;
-use crate::engine::{PendingCall, PreviewBody};
+use crate::engine::parts;
+use crate::engine::{KeptParts, PartSelection, PendingCall, PreviewBody};
 use crate::tui::widgets::wrap::{fit_width, Cut};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::AtomicU16;
 use std::sync::Arc;
 
@@ -61,6 +62,40 @@ impl Waiting {
     }
 }
 
+/// A call's parts: every part kept (the template the author's drops apply to) and the first
+/// old line of each hunk of each file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartsInfo {
+    pub all: KeptParts,
+    pub starts: Vec<Vec<usize>>,
+}
+
+impl PartsInfo {
+    /// For a call that can be approved in parts and has more than one part.
+    fn of(call: &PendingCall) -> Option<PartsInfo> {
+        if !call.parts {
+            return None;
+        }
+        let all = KeptParts::all_of(&call.preview);
+        if all.files.iter().map(Vec::len).sum::<usize>() < 2 {
+            return None;
+        }
+        let starts = match &call.preview.body {
+            PreviewBody::Files { changes } => changes
+                .iter()
+                .map(|c| {
+                    parts::diff_hunks(&c.diff)
+                        .iter()
+                        .map(|h| h.old_start())
+                        .collect()
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        Some(PartsInfo { all, starts })
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct ApprovalsState {
     /// Oldest first, as they arrived (calls and questions interleaved).
@@ -78,6 +113,12 @@ pub struct ApprovalsState {
     /// Calls put back in the queue at open (they waited across a restart), with whether
     /// their target changed meanwhile.
     pub restored: HashMap<String, crate::engine::pending_store::RestoredCall>,
+    /// The parts (`f<i>h<j>`) the author dropped from a waiting call, by approval id; `y`
+    /// then applies only the others (`Decision::ApproveParts`).
+    pub dropped: HashMap<String, BTreeSet<String>>,
+    /// The parts of each call that can be approved in parts, worked out once when it arrives
+    /// (drawing and scrolling never parse the diffs for them again).
+    pub parts: HashMap<String, Arc<PartsInfo>>,
     /// The widths the pane preview and the detail were last drawn at (`preview::drawn_width`).
     pub pane_width: AtomicU16,
     pub detail_width: AtomicU16,
@@ -122,6 +163,9 @@ impl ApprovalsState {
                     self.diffs
                         .insert(c.approval_id.clone(), Arc::new(parse_diffs(c)));
                 }
+                if let Some(info) = PartsInfo::of(c) {
+                    self.parts.insert(c.approval_id.clone(), Arc::new(info));
+                }
             }
             self.items.push(item);
         }
@@ -145,6 +189,8 @@ impl ApprovalsState {
     fn remove_at(&mut self, pos: usize) -> Waiting {
         let item = self.items.remove(pos);
         self.diffs.remove(item.id());
+        self.dropped.remove(item.id());
+        self.parts.remove(item.id());
         if pos < self.selected {
             self.selected -= 1;
         }
@@ -220,6 +266,10 @@ impl ApprovalsState {
         all.sort_by(|a, b| a.requested_at().cmp(b.requested_at()));
         self.diffs
             .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
+        self.dropped
+            .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
+        self.parts
+            .retain(|id, _| all.iter().any(|w| w.id() == id.as_str()));
         for w in all {
             self.add(w);
         }
@@ -252,6 +302,56 @@ impl ApprovalsState {
 
     pub fn get_question(&self, id: &str) -> Option<&InputRequest> {
         self.questions().find(|q| q.id == id)
+    }
+
+    /// The parts of `call` the author keeps, when it can be approved in parts and has more
+    /// than one.
+    pub fn kept(&self, call: &PendingCall) -> Option<KeptParts> {
+        let mut kept = self.parts.get(&call.approval_id)?.all.clone();
+        if let Some(dropped) = self.dropped.get(&call.approval_id) {
+            for (i, f) in kept.files.iter_mut().enumerate() {
+                for (j, k) in f.iter_mut().enumerate() {
+                    *k = !dropped.contains(&parts::part_id(i, j));
+                }
+            }
+        }
+        Some(kept)
+    }
+
+    /// What `y` sends for `call` when the author dropped some of its parts.
+    pub fn selection(&self, call: &PendingCall) -> Option<PartSelection> {
+        let kept = self.kept(call)?;
+        if kept.is_all() {
+            return None;
+        }
+        Some(PartSelection {
+            preview: parts::parts_digest(&call.preview),
+            keep: kept.ids(),
+            reason: None,
+        })
+    }
+
+    /// Keep ⇄ drop hunk `hunk` of file `file` of a waiting call (`None`: every hunk of the
+    /// file, dropped unless all are dropped already). Returns whether it is now kept.
+    pub fn toggle_part(&mut self, call: &PendingCall, file: usize, hunk: Option<usize>) -> bool {
+        let count = self
+            .kept(call)
+            .and_then(|k| k.files.get(file).map(Vec::len))
+            .unwrap_or(0);
+        let set = self.dropped.entry(call.approval_id.clone()).or_default();
+        let ids: Vec<String> = match hunk {
+            Some(j) => vec![parts::part_id(file, j)],
+            None => (0..count).map(|j| parts::part_id(file, j)).collect(),
+        };
+        let drop = !ids.iter().all(|id| set.contains(id));
+        for id in ids {
+            if drop {
+                set.insert(id);
+            } else {
+                set.remove(&id);
+            }
+        }
+        !drop
     }
 
     pub fn move_by(&mut self, delta: isize) {

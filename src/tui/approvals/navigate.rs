@@ -1,12 +1,13 @@
 //! Moving through a call's preview, in the Approvals pane or the full-screen detail: `]`/`[`
 //! to the next / previous change, `s` side by side ⇄ unified (and why a narrow view stays
-//! unified), `/` a search prompt, `n`/`N` its matches, Esc ends it. Positions are item
+//! unified), `/` a search prompt, `n`/`N` its matches, Esc ends it; `x` / `X` keep ⇄ drop the
+//! hunk / the file at the top of the view, for approving a call in parts. Positions are item
 //! indices of `preview::Item`s laid out at the width the view was last drawn at.
 
 use crate::tui::action::{Command, Effect};
 use crate::tui::app::AppState;
 use crate::tui::approvals::preview::{
-    drawn_width, match_count, next_change, next_match, side_by_side, Item, Where,
+    drawn_width, match_count, next_change, next_match, part_at, side_by_side, Item, Where,
 };
 use crate::tui::approvals::view::request_items;
 use crate::tui::chrome::overlays::detail_items;
@@ -80,6 +81,9 @@ impl AppState {
                     back,
                 });
             }
+            Command::DiffToggleHunk | Command::DiffToggleFile => {
+                self.toggle_part(&call_id, at, scroll, cmd == Command::DiffToggleFile);
+            }
             Command::DiffEndSearch => {
                 self.approvals.search = None;
                 self.info("Search ended: n rejects again.");
@@ -104,6 +108,57 @@ impl AppState {
             _ => {}
         }
         Vec::new()
+    }
+
+    /// `x` / `X`: keep ⇄ drop the hunk (the file) at the top of the view, and say what is kept.
+    fn toggle_part(&mut self, call_id: &str, at: Where, scroll: usize, whole_file: bool) {
+        let Some(call) = self.approvals.get(call_id).cloned() else {
+            return;
+        };
+        let Some(kept) = self.approvals.kept(&call) else {
+            let why = if call.parts {
+                "This call has a single part: approve (y) or reject (n) it whole."
+            } else {
+                "This call cannot be approved in parts: approve (y) or reject (n) it whole."
+            };
+            self.info(why);
+            return;
+        };
+        let Some((file, hunk)) = self
+            .with_items(call_id, at, |items| part_at(items, scroll))
+            .flatten()
+        else {
+            self.info(
+                "No file diff at the top of the preview: scroll to the hunk to keep or drop.",
+            );
+            return;
+        };
+        let hunks = kept.files.get(file).map_or(1, Vec::len);
+        let name = match &call.preview.body {
+            crate::engine::PreviewBody::Files { changes } => changes
+                .get(file)
+                .map(|c| crate::text::escape_for_terminal(&c.path).into_owned())
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        let (what, now_kept) = if whole_file || hunks == 1 {
+            (name, self.approvals.toggle_part(&call, file, None))
+        } else {
+            let h = hunk.min(hunks - 1);
+            (
+                format!("hunk {} of {} of {name}", h + 1, hunks),
+                self.approvals.toggle_part(&call, file, Some(h)),
+            )
+        };
+        let summary = self
+            .approvals
+            .kept(&call)
+            .map(|k| k.summary())
+            .unwrap_or_default();
+        self.info(format!(
+            "{} {what}: keeping {summary}.",
+            if now_kept { "Kept" } else { "Dropped" }
+        ));
     }
 
     /// Scroll to the match of `q` after (before) `from`, and say which one it is.

@@ -12,6 +12,7 @@ use crate::tui::widgets::diff::{
 };
 use crate::tui::widgets::prose_diff::ProseDiff;
 use crate::tui::widgets::wrap::Row;
+use ratatui::style::Modifier;
 
 /// One item of a preview.
 pub enum Item<'a> {
@@ -22,6 +23,10 @@ pub enum Item<'a> {
         pd: &'a ProseDiff,
         item: DiffItem,
         indent: &'static str,
+        /// The file of the preview it belongs to.
+        file: usize,
+        /// Its part is dropped: drawn dim and struck through.
+        dropped: bool,
     },
 }
 
@@ -76,17 +81,51 @@ pub fn rows<'a>(
     let search = app.approvals.search.as_deref();
     items.iter().flat_map(move |it| match it {
         Item::Row(r) | Item::Plain(r) => vec![r.clone()],
-        Item::Diff { pd, item, indent } => item_rows(
+        Item::Diff {
             pd,
-            *item,
-            &DiffLook {
-                theme: &app.theme,
-                indent,
-                width: width as usize,
-                search,
-                narrow_note: note.as_deref(),
-            },
-        ),
+            item,
+            indent,
+            dropped,
+            ..
+        } => {
+            let mut rows = item_rows(
+                pd,
+                *item,
+                &DiffLook {
+                    theme: &app.theme,
+                    indent,
+                    width: width as usize,
+                    search,
+                    narrow_note: note.as_deref(),
+                },
+            );
+            if *dropped && *item != DiffItem::Summary {
+                let gone = app.theme.dim.add_modifier(Modifier::CROSSED_OUT);
+                for (line, _) in &mut rows {
+                    *line = std::mem::take(line).patch_style(gone);
+                }
+            }
+            rows
+        }
+    })
+}
+
+/// The hunk a diff item shows (the summary counts as the file's first hunk).
+pub fn hunk_of(pd: &ProseDiff, item: DiffItem) -> usize {
+    let line = match item {
+        DiffItem::Summary => None,
+        DiffItem::Line(i) => Some(i),
+        DiffItem::Pair(l, r) => l.or(r),
+    };
+    line.and_then(|i| pd.lines.get(i)).map_or(0, |l| l.hunk)
+}
+
+/// The part at the top of the view: the file and hunk of the first diff item at or after
+/// `from` (a file's header row counts as its first hunk).
+pub fn part_at(items: &[Item], from: usize) -> Option<(usize, usize)> {
+    items.iter().skip(from).find_map(|it| match it {
+        Item::Diff { pd, item, file, .. } => Some((*file, hunk_of(pd, *item))),
+        _ => None,
     })
 }
 

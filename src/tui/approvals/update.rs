@@ -113,7 +113,30 @@ impl AppState {
             }
         }
         match cmd {
-            Command::Approve => self.decide(&call.approval_id, Decision::Approve),
+            Command::Approve => match self.approvals.selection(&call) {
+                // Every part dropped: that is a reject (with an optional reason).
+                Some(selection) if selection.keep.is_empty() => {
+                    self.overlay = Some(Overlay::RejectReason {
+                        call_id: call.approval_id.clone(),
+                        label: target_label(&call),
+                        input: single_line("optional reason for the agent"),
+                        parts: None,
+                    });
+                    self.info("Every part is dropped: approving none of them rejects the call.");
+                    Vec::new()
+                }
+                // Some parts dropped: ask why (optional), then apply the kept ones.
+                Some(selection) => {
+                    self.overlay = Some(Overlay::RejectReason {
+                        call_id: call.approval_id.clone(),
+                        label: target_label(&call),
+                        input: single_line("optional reason for the dropped parts"),
+                        parts: Some(selection),
+                    });
+                    Vec::new()
+                }
+                None => self.decide(&call.approval_id, Decision::Approve),
+            },
             Command::ApproveSession => {
                 if call.session_grant_allowed {
                     return self.decide(&call.approval_id, Decision::ApproveForSession);
@@ -134,6 +157,7 @@ impl AppState {
                     call_id: call.approval_id.clone(),
                     label: target_label(&call),
                     input: single_line("optional reason for the agent"),
+                    parts: None,
                 });
                 Vec::new()
             }
@@ -180,6 +204,12 @@ impl AppState {
                 format!("✔ approved with edited arguments {label}"),
                 MsgKind::Ok,
             ),
+            Decision::ApproveParts { selection } => {
+                let kept = crate::engine::parts::check(&call.preview, selection)
+                    .map(|k| k.summary())
+                    .unwrap_or_default();
+                (format!("✔ approved in part ({kept}) {label}"), MsgKind::Ok)
+            }
         };
         self.message(text, kind);
         vec![Effect::Decide {
@@ -206,12 +236,29 @@ impl AppState {
 
     /// Enter / Ctrl+S in the reject prompt.
     pub(crate) fn submit_reject(&mut self) -> Vec<Effect> {
-        let Some(Overlay::RejectReason { call_id, input, .. }) = self.overlay.take() else {
+        let Some(Overlay::RejectReason {
+            call_id,
+            input,
+            parts,
+            ..
+        }) = self.overlay.take()
+        else {
             return Vec::new();
         };
         let reason = text_of(&input).trim().to_string();
         let reason = (!reason.is_empty()).then_some(reason);
-        self.decide(&call_id, Decision::Reject { reason })
+        match parts {
+            Some(selection) => self.decide(
+                &call_id,
+                Decision::ApproveParts {
+                    selection: crate::engine::PartSelection {
+                        reason,
+                        ..selection
+                    },
+                },
+            ),
+            None => self.decide(&call_id, Decision::Reject { reason }),
+        }
     }
 
     /// Ctrl+S in the argument editor: parse here, validate in the engine.

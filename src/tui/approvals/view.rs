@@ -9,7 +9,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::engine::{ChangeKind, FileChange, PendingCall, PreviewBody};
+use crate::engine::{ChangeKind, FileChange, KeptParts, PendingCall, PreviewBody};
 use crate::tui::app::AppState;
 use crate::tui::approvals::commands::call_commands;
 use crate::tui::approvals::preview::{self, side_by_side, Item, Where};
@@ -18,7 +18,7 @@ use crate::tui::chrome::{put_line, sel_style, select_line};
 use crate::tui::commands::key_of;
 use crate::tui::files::tree::window_offset;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::diff::{self, emphasised};
+use crate::tui::widgets::diff::{self, emphasised, DiffItem};
 use crate::tui::widgets::prose_diff::{word_changes, ProseDiff};
 use crate::tui::widgets::wrap::{draw_top_down, wrap_line, Row};
 
@@ -131,7 +131,17 @@ pub fn request_items<'a>(app: &'a AppState, call: &'a PendingCall, width: u16) -
                 .map(|d| d.as_slice())
                 .unwrap_or_default();
             let side = side_by_side(app, width).0;
-            files_items(changes, diffs, side, t, &mut items);
+            let kept = app.approvals.kept(call);
+            if let Some(k) = &kept {
+                items.push(Item::Row(parts_row(app, k)));
+            }
+            let starts = app
+                .approvals
+                .parts
+                .get(&call.approval_id)
+                .map(|p| p.starts.as_slice())
+                .unwrap_or_default();
+            files_items(changes, diffs, side, kept.as_ref(), starts, t, &mut items);
         }
         body => items.extend(
             body_rows(body, &call.preview.summary, t)
@@ -382,22 +392,119 @@ fn file_label(c: &FileChange) -> String {
     }
 }
 
+/// "Keeping 2 of 3 files, 4 of 6 hunks" and the keys that change it, above a call's diffs
+/// when it can be approved in parts.
+fn parts_row(app: &AppState, kept: &KeptParts) -> Row {
+    let t = &app.theme;
+    let k = |cmd| {
+        app.keymap
+            .key_for(cmd, &[crate::tui::keymap::Context::Approvals])
+            .map(|k| k.notation())
+            .unwrap_or_else(|| "—".into())
+    };
+    use crate::tui::action::Command;
+    let verb = if kept.is_all() {
+        "all kept"
+    } else if kept.is_none() {
+        "all dropped"
+    } else {
+        "kept"
+    };
+    (
+        Line::from(vec![
+            Span::styled(
+                format!("Parts: {} {verb} · ", kept.summary()),
+                t.diff_header,
+            ),
+            Span::styled(k(Command::DiffToggleHunk), t.key_hint),
+            Span::raw(" keeps ⇄ drops the hunk at the top · "),
+            Span::styled(k(Command::DiffToggleFile), t.key_hint),
+            Span::raw(" the file · "),
+            Span::styled(k(Command::Approve), t.key_hint),
+            Span::raw(" applies the kept parts"),
+        ]),
+        2,
+    )
+}
+
+/// ✓ kept, ✗ dropped, ◐ some hunks kept; nothing when the call is not decided in parts.
+fn file_mark(kept: Option<&KeptParts>, i: usize) -> &'static str {
+    match kept {
+        None => "",
+        Some(k) if k.file_whole(i) => "✓ ",
+        Some(k) if !k.file_kept(i) => "✗ ",
+        Some(_) => "◐ ",
+    }
+}
+
 fn files_items<'a>(
     changes: &[FileChange],
     diffs: &'a [ProseDiff],
     side: bool,
+    kept: Option<&KeptParts>,
+    starts: &[Vec<usize>],
     t: &Theme,
     out: &mut Vec<Item<'a>>,
 ) {
     let added: usize = changes.iter().map(|c| c.added).sum();
     let removed: usize = changes.iter().map(|c| c.removed).sum();
     let diff_of = |i: usize, indent: &'static str, out: &mut Vec<Item<'a>>| {
-        if let Some(pd) = diffs.get(i) {
-            out.extend(diff::items(pd, side).into_iter().map(|item| Item::Diff {
+        let Some(pd) = diffs.get(i) else { return };
+        let marks = kept.and_then(|k| k.files.get(i));
+        // A file split into hunks shows a mark row at the start of each (instead of `⋮`).
+        let split = marks.filter(|m| m.len() > 1);
+        let starts = starts.get(i).map(Vec::as_slice).unwrap_or_default();
+        let mut current = None;
+        for item in diff::items(pd, side) {
+            let h = preview::hunk_of(pd, item);
+            let is_gap = |l: usize| {
+                pd.lines
+                    .get(l)
+                    .is_some_and(|l| l.kind == crate::tui::widgets::prose_diff::LineKind::Gap)
+            };
+            if let Some(m) = split {
+                if item != DiffItem::Summary && current != Some(h) {
+                    current = Some(h);
+                    let keep = m.get(h).copied().unwrap_or(true);
+                    let from = starts.get(h).copied().unwrap_or(0);
+                    let (mark, style, end) = if keep {
+                        ("✓", t.diff_hunk, "")
+                    } else {
+                        ("✗", t.dim, " — dropped")
+                    };
+                    out.push(Item::Row((
+                        Line::from(Span::styled(
+                            format!(
+                                "{indent}{mark} hunk {} of {} · from line {from}{end}",
+                                h + 1,
+                                m.len()
+                            ),
+                            style,
+                        )),
+                        indent.len() + 2,
+                    )));
+                }
+                let gap = match item {
+                    DiffItem::Line(l) => is_gap(l),
+                    DiffItem::Pair(l, _) => l.is_some_and(is_gap),
+                    DiffItem::Summary => false,
+                };
+                if gap {
+                    continue;
+                }
+            }
+            let dropped = marks.is_some_and(|m| {
+                !m.get(h.min(m.len().saturating_sub(1)))
+                    .copied()
+                    .unwrap_or(true)
+            });
+            out.push(Item::Diff {
                 pd,
                 item,
                 indent,
-            }));
+                file: i,
+                dropped,
+            });
         }
     };
     match changes {
@@ -409,7 +516,7 @@ fn files_items<'a>(
                 ChangeKind::Update => "Edited",
             };
             out.push(Item::Row(plain(
-                format!("• {verb} {}", file_label(one)),
+                format!("• {}{verb} {}", file_mark(kept, 0), file_label(one)),
                 t.diff_header,
             )));
             diff_of(0, "  ", out);
@@ -420,10 +527,16 @@ fn files_items<'a>(
                 t.diff_header,
             )));
             for (i, c) in many.iter().enumerate() {
+                let dropped = kept.is_some_and(|k| !k.file_kept(i));
                 out.push(Item::Row((
                     Line::from(Span::styled(
-                        format!("  └ {}", file_label(c)),
-                        t.diff_header,
+                        format!(
+                            "  └ {}{}{}",
+                            file_mark(kept, i),
+                            file_label(c),
+                            if dropped { " — dropped" } else { "" }
+                        ),
+                        if dropped { t.dim } else { t.diff_header },
                     )),
                     4,
                 )));

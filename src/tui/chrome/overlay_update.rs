@@ -141,6 +141,33 @@ impl AppState {
         }
     }
 
+    /// A page key in the full-screen request: where the page starts, counted in source lines
+    /// (items) that fit the view, not in rows, so a wrapped paragraph never hides a line.
+    fn detail_page(&self, cmd: Command) -> Option<usize> {
+        let Some(Overlay::Detail { call_id, scroll }) = &self.overlay else {
+            return None;
+        };
+        let down = match cmd {
+            Command::PageDown | Command::DetailDown => true,
+            Command::PageUp | Command::DetailUp => false,
+            _ => return None,
+        };
+        let call = self.approvals.get(call_id)?;
+        let width = crate::tui::approvals::preview::drawn_width(
+            self,
+            crate::tui::approvals::preview::Where::Detail,
+        );
+        let inside =
+            overlays::request_inside(ratatui::layout::Rect::new(0, 0, self.size.0, self.size.1));
+        let items = overlays::detail_items(self, call, width);
+        let h = inside.height as usize;
+        Some(if down {
+            overlays::page_down_from(self, &items, width, h, *scroll)
+        } else {
+            overlays::page_up_from(self, &items, width, h, *scroll)
+        })
+    }
+
     pub(crate) fn overlay_command(&mut self, cmd: Command) -> Vec<Effect> {
         if let Some(Overlay::World(_)) = &self.overlay {
             return self.world_overlay_command(cmd);
@@ -162,6 +189,13 @@ impl AppState {
         }
         if matches!(self.overlay, Some(Overlay::Detail { .. })) && cmd.is_diff() {
             return self.diff_command(cmd);
+        }
+        if let Some(to) = self.detail_page(cmd) {
+            let max = self.overlay_scroll_max();
+            if let Some(Overlay::Detail { scroll, .. }) = &mut self.overlay {
+                *scroll = to.min(max);
+            }
+            return Vec::new();
         }
         let max = self.overlay_scroll_max();
         let Some(overlay) = &mut self.overlay else {
@@ -263,11 +297,15 @@ impl AppState {
                 }
                 _ => Vec::new(),
             },
-            Overlay::RejectReason { .. } => match cmd {
+            Overlay::RejectReason { parts, .. } => match cmd {
                 Command::Accept | Command::Submit => self.submit_reject(),
                 Command::Cancel => {
+                    let text = match parts {
+                        Some(_) => "Nothing applied: the call is still waiting, with the parts you dropped marked.",
+                        None => "Not rejected: the call is still waiting.",
+                    };
                     self.overlay = None;
-                    self.info("Not rejected: the call is still waiting.");
+                    self.info(text);
                     Vec::new()
                 }
                 _ => Vec::new(),

@@ -145,24 +145,44 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
             ));
             draw_top_down(inside, buf, rows);
         }
-        Overlay::RejectReason { label, input, .. } => {
+        Overlay::RejectReason {
+            label,
+            input,
+            parts,
+            call_id,
+        } => {
             // One row, or as many as a reason written in the editor has (up to six).
             let rows = input.lines().len().clamp(1, 6) as u16;
             let r = centered(area, 72, 6 + rows);
-            let inside = overlay_frame(&format!("Reject {label}?"), r, buf, t);
-            put_line(
-                buf,
-                inside,
-                0,
-                &Line::from(Span::styled("Reason for the agent (optional):", t.dim)),
-            );
+            let (title, ask, enter) = match parts {
+                Some(sel) => {
+                    let kept = app
+                        .approvals
+                        .get(call_id)
+                        .and_then(|c| crate::engine::parts::check(&c.preview, sel).ok())
+                        .map(|k| k.summary())
+                        .unwrap_or_default();
+                    (
+                        format!("Apply only the kept parts of {label}?"),
+                        format!("Keeping {kept}. Reason for the agent (optional):"),
+                        " applies the kept parts   ",
+                    )
+                }
+                None => (
+                    format!("Reject {label}?"),
+                    "Reason for the agent (optional):".to_string(),
+                    " rejects   ",
+                ),
+            };
+            let inside = overlay_frame(&title, r, buf, t);
+            put_line(buf, inside, 0, &Line::from(Span::styled(ask, t.dim)));
             if inside.height > 1 {
                 let h = rows.min(inside.height.saturating_sub(2)).max(1);
                 input.render(Rect::new(inside.x, inside.y + 1, inside.width, h), buf);
             }
             let hint = Line::from(vec![
                 Span::styled(key(app, Command::Accept, Context::Input), t.key_hint),
-                Span::raw(" rejects   "),
+                Span::raw(enter),
                 Span::styled(key(app, Command::Cancel, Context::Input), t.key_hint),
                 Span::raw(" keeps the call waiting   "),
                 Span::styled(
@@ -435,14 +455,67 @@ pub fn request_inside(area: Rect) -> Rect {
 pub fn last_page_start(app: &AppState, items: &[Item], width: u16, height: usize) -> usize {
     let mut used = 0;
     for i in (0..items.len()).rev() {
-        used += rows(app, &items[i..=i], width)
-            .map(|(l, indent)| wrap_line(&l, width as usize, indent).len())
-            .sum::<usize>();
+        used += item_height(app, items, i, width);
         if used > height {
             return (i + 1).min(items.len().saturating_sub(1));
         }
     }
     0
+}
+
+/// The screen rows item `i` takes at `width`.
+fn item_height(app: &AppState, items: &[Item], i: usize, width: u16) -> usize {
+    rows(app, &items[i..=i], width)
+        .map(|(l, indent)| wrap_line(&l, width as usize, indent).len())
+        .sum()
+}
+
+/// Where a page down from `from` starts: the first item not wholly shown on the screenful
+/// `height` rows tall that starts at `from` (at least one item on), so paging by source
+/// lines never skips a line however long the wrapped ones are.
+pub fn page_down_from(
+    app: &AppState,
+    items: &[Item],
+    width: u16,
+    height: usize,
+    from: usize,
+) -> usize {
+    let mut used = 0;
+    let mut i = from;
+    while i < items.len() {
+        used += item_height(app, items, i, width);
+        if used > height {
+            break;
+        }
+        i += 1;
+    }
+    i.max(from + 1).min(items.len().saturating_sub(1))
+}
+
+/// Where a page up from `from` starts: the earliest item such that it and the items down to
+/// `from` (excluded) fit in `height` rows (at least one item back).
+pub fn page_up_from(
+    app: &AppState,
+    items: &[Item],
+    width: u16,
+    height: usize,
+    from: usize,
+) -> usize {
+    let from = from.min(items.len());
+    let mut used = 0;
+    let mut i = from;
+    while i > 0 {
+        used += item_height(app, items, i - 1, width);
+        if used > height {
+            break;
+        }
+        i -= 1;
+    }
+    if i == from {
+        from.saturating_sub(1)
+    } else {
+        i
+    }
 }
 
 /// Everything the full-screen detail shows: the request, the arguments, the options.

@@ -334,6 +334,10 @@ impl Transcript {
                     ("reject", Some(r)) => format!("rejected by {by}: {r}"),
                     ("reject", None) => format!("rejected by {by}"),
                     ("approve_for_session", _) => format!("approved for the session by {by}"),
+                    ("approve_parts", Some(r)) => {
+                        format!("approved in part by {by}; the rest rejected: {r}")
+                    }
+                    ("approve_parts", None) => format!("approved in part by {by}"),
                     ("edit", _) => format!("approved with edited arguments by {by}"),
                     ("interrupted", _) => {
                         "interrupted: nbook stopped before a decision".to_string()

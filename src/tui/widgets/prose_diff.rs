@@ -30,6 +30,8 @@ pub struct DiffLine {
     pub text: String,
     pub changed: Vec<Range<usize>>,
     pub pair: Option<usize>,
+    /// The `@@` hunk the line belongs to (0-based; a `⋮` gap starts the next hunk).
+    pub hunk: usize,
 }
 
 /// A parsed, word-diffed unified diff.
@@ -42,6 +44,8 @@ pub struct ProseDiff {
     pub paragraphs: usize,
     /// Words (CJK: characters) removed or added; a replaced word counts once.
     pub words: usize,
+    /// The hunk being parsed (the last line's hunk once parsed).
+    hunk: usize,
 }
 
 /// The longest one pair of lines may take to diff word by word; past it `similar` returns a
@@ -201,7 +205,7 @@ impl ProseDiff {
         let mut pd = ProseDiff::default();
         let (mut old, mut new) = (0usize, 0usize);
         let mut widest = 1usize;
-        let mut hunks = 0;
+        let mut hunks: usize = 0;
         // The changed lines of the group being read: removed and added line indices.
         let mut removed: Vec<usize> = Vec::new();
         let mut added: Vec<usize> = Vec::new();
@@ -227,10 +231,11 @@ impl ProseDiff {
                     new = n;
                     widest = widest.max(o + ol).max(n + nl);
                 }
-                if hunks > 0 {
+                hunks += 1;
+                pd.hunk = hunks.saturating_sub(1);
+                if hunks > 1 {
                     pd.push(LineKind::Gap, 0, String::new());
                 }
-                hunks += 1;
                 continue;
             }
             let text = l.get(1..).unwrap_or("").to_string();
@@ -269,6 +274,7 @@ impl ProseDiff {
             text,
             changed: Vec::new(),
             pair: None,
+            hunk: self.hunk,
         });
     }
 

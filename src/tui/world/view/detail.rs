@@ -1,7 +1,8 @@
 //! The World pane's tabs under the timeline, as rows for `draw_top_down` (a line and the
 //! indent of its wrapped continuation): the selected subject's state at the cursor (with the
 //! issues that hold there), its track (every slice that touched it, with the patches; one row
-//! each so the cursor's slice can be scrolled to), the diff from instant A to the cursor, and
+//! each so the cursor's slice can be scrolled to), the diff from instant A to the cursor (the
+//! changed words of each attribute emphasised as in file previews), and
 //! every subject's issues at the cursor with their explanations.
 
 use ratatui::text::{Line, Span};
@@ -10,6 +11,8 @@ use unicode_width::UnicodeWidthStr;
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::keymap::Context;
+use crate::tui::widgets::diff::emphasised;
+use crate::tui::widgets::prose_diff::word_changes;
 use crate::tui::widgets::wrap::Row;
 use crate::tui::widgets::wrap::NO_WRAP;
 use crate::tui::world::{show_value, WorldState, WorldTab, ISSUE_LIMIT, TRACK_LIMIT};
@@ -288,15 +291,35 @@ fn diff_rows(app: &AppState, width: usize) -> Vec<Row> {
         None => "(absent)".to_string(),
     };
     for d in diffs {
-        rows.push((
-            Line::from(vec![
-                Span::styled(format!("{:<kw$}  ", d.attr), t.meta),
-                Span::styled(show(&d.before), t.diff_del),
-                Span::styled(" → ", t.dim),
-                Span::styled(show(&d.after), t.diff_add),
-            ]),
-            kw + 2,
+        let (before, after) = (show(&d.before), show(&d.after));
+        // Both sides present: the words (CJK: characters) that changed stand out, as in
+        // file previews; an attribute that appeared or went is shown whole.
+        let (del, ins) = match (&d.before, &d.after) {
+            (Some(_), Some(_)) => {
+                let (del, ins, _) = word_changes(&before, &after);
+                (del, ins)
+            }
+            _ => (Vec::new(), Vec::new()),
+        };
+        let mut spans = vec![Span::styled(format!("{:<kw$}  ", d.attr), t.meta)];
+        spans.extend(emphasised(
+            &before,
+            t.diff_del,
+            &del,
+            t.diff_del_word,
+            None,
+            t.matched,
         ));
+        spans.push(Span::styled(" → ", t.dim));
+        spans.extend(emphasised(
+            &after,
+            t.diff_add,
+            &ins,
+            t.diff_add_word,
+            None,
+            t.matched,
+        ));
+        rows.push((Line::from(spans), kw + 2));
     }
     rows
 }
