@@ -12,6 +12,7 @@ pub mod clients;
 pub mod dispatch;
 pub mod effects;
 mod egress;
+pub mod history;
 pub mod inputs;
 pub mod jobs;
 pub mod lock;
@@ -145,6 +146,9 @@ struct State {
     asked: HashSet<(SessionId, CallId)>,
     /// Questions waiting for the author, with the channel that wakes the asker.
     inputs: VecDeque<(inputs::InputRequest, oneshot::Sender<Vec<inputs::Answer>>)>,
+    /// What decided each running mutating call and what it applied, by (session, call id),
+    /// until the call returns and its history entry is written (`history`).
+    history_notes: HashMap<(SessionId, CallId), history::Note>,
 }
 
 pub struct Engine {
