@@ -433,3 +433,8 @@ fn restore_files(ctx: &ToolCtx, p: &Plan, approved: Option<&[String]>) -> Result
         .map(drop)
         .map_err(|e| ToolError::failed(format!("{e}; nothing was reverted")))
 }
+
+/// The author's call that reverts history entry `id` (the History view's `u`).
+pub fn revert_call(id: i64) -> (&'static str, Value) {
+    (RevertChange::NAME, json!({ "entry": id }))
+}

@@ -69,6 +69,8 @@ pub enum Overlay {
     Trust(Box<crate::tui::trust::TrustPrompt>),
     /// Finding a model server and writing it into config.toml.
     ModelSetup(Box<crate::tui::sessions::setup::SetupForm>),
+    /// The change history and the session grants (`H`).
+    History(Box<crate::tui::history::HistoryOverlay>),
 }
 
 impl std::fmt::Debug for Overlay {
@@ -96,6 +98,7 @@ impl Overlay {
             Overlay::NewSession(_) => "new_session",
             Overlay::Trust(_) => "trust",
             Overlay::ModelSetup(_) => "model_setup",
+            Overlay::History(_) => "history",
         }
     }
 

@@ -335,7 +335,7 @@ fn file_label(c: &FileChange) -> String {
     }
 }
 
-fn files_items<'a>(
+pub(crate) fn files_items<'a>(
     changes: &[FileChange],
     diffs: &'a [ProseDiff],
     side: bool,
