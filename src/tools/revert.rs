@@ -73,9 +73,10 @@ fn text_blob(h: &History, hash: &Option<String>, path: &str) -> Result<Option<St
 }
 
 fn describe(e: &Entry) -> String {
+    let at = e.at.chars().take(16).collect::<String>().replace('T', " ");
     format!(
-        "#{} {} by {} ({}, {})",
-        e.id, e.new.summary, e.new.profile, e.new.session_id, e.at
+        "#{} {} by {} in session {} at {at}",
+        e.id, e.new.summary, e.new.profile, e.new.session_id
     )
 }
 

@@ -214,9 +214,9 @@ impl AppState {
                 Vec::new()
             }
             Shown::Reverse { id, result: Ok(_) } => self.history_job(HistoryJob::Revert(vec![id])),
-            Shown::Reverse {
-                result: Err(r), ..
-            } if !r.plan.is_empty() => self.history_job(HistoryJob::Revert(r.plan)),
+            Shown::Reverse { result: Err(r), .. } if !r.plan.is_empty() => {
+                self.history_job(HistoryJob::Revert(r.plan))
+            }
             Shown::Reverse { .. } => {
                 h.show(Shown::List);
                 Vec::new()
@@ -293,7 +293,10 @@ impl AppState {
                     g.tool, g.target, g.session_id
                 );
                 if removed {
-                    self.message(format!("✗ revoked the {text}: such calls ask again"), MsgKind::Ok);
+                    self.message(
+                        format!("✗ revoked the {text}: such calls ask again"),
+                        MsgKind::Ok,
+                    );
                 } else {
                     self.info(format!("The {text} was no longer in force."));
                 }

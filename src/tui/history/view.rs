@@ -67,16 +67,27 @@ fn list_line(app: &AppState, row: &Row<'_>) -> Line<'static> {
         ]),
         Row::Entry(e) => Line::from(vec![
             Span::styled(format!("#{:<4}", e.id), t.dim),
-            Span::styled(format!("{} ", &when(&e.at)[11.min(when(&e.at).len())..]), t.dim),
+            Span::styled(
+                format!("{} ", &when(&e.at)[11.min(when(&e.at).len())..]),
+                t.dim,
+            ),
             Span::styled(e.new.tool.clone(), t.tool),
-            Span::raw(format!(" {}", crate::tui::approvals::cut(&e.new.summary, 120))),
+            Span::raw(format!(
+                " {}",
+                crate::tui::approvals::cut(&e.new.summary, 120)
+            )),
             status(e, t),
         ]),
     }
 }
 
 /// The rows of a preview (file diffs from the view's parsed diffs).
-fn preview_items<'a>(app: &'a AppState, h: &'a HistoryOverlay, p: &'a Preview, out: &mut Vec<Item<'a>>) {
+fn preview_items<'a>(
+    app: &'a AppState,
+    h: &'a HistoryOverlay,
+    p: &'a Preview,
+    out: &mut Vec<Item<'a>>,
+) {
     let t = &app.theme;
     match &p.body {
         PreviewBody::Files { changes } => files_items(changes, &h.diffs, false, t, out),
@@ -113,7 +124,10 @@ fn facts(app: &AppState, e: &Entry) -> Vec<TextRow> {
     ];
     let state = match (&e.new.not_revertible, e.reverted_by, e.new.reverts) {
         (Some(why), _, _) => format!("not revertible: {why}"),
-        (None, Some(r), _) => format!("reverted by #{r} ({} on #{r} brings it back)", key(app, Command::HistoryUndo)),
+        (None, Some(r), _) => format!(
+            "reverted by #{r} ({} on #{r} brings it back)",
+            key(app, Command::HistoryUndo)
+        ),
         (None, None, Some(x)) => format!("applied — it reverted #{x}"),
         (None, None, None) => "applied".to_string(),
     };
@@ -169,7 +183,11 @@ fn footer(app: &AppState, h: &HistoryOverlay) -> Line<'static> {
 
 pub fn draw(app: &AppState, h: &HistoryOverlay, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let r = centered(area, area.width.saturating_sub(2), area.height.saturating_sub(1));
+    let r = centered(
+        area,
+        area.width.saturating_sub(2),
+        area.height.saturating_sub(1),
+    );
     let title = match &h.shown {
         Shown::List | Shown::Applied => "History — every applied change, newest first".to_string(),
         Shown::Reverse { id, .. } => format!("Revert #{id}? — what reverting it changes"),
@@ -186,7 +204,10 @@ pub fn draw(app: &AppState, h: &HistoryOverlay, area: Rect, buf: &mut Buffer) {
             buf,
             body,
             0,
-            &Line::from(Span::styled(format!("The history cannot be read: {e}"), t.status_error)),
+            &Line::from(Span::styled(
+                format!("The history cannot be read: {e}"),
+                t.status_error,
+            )),
         );
         return;
     }
@@ -250,10 +271,18 @@ pub fn draw(app: &AppState, h: &HistoryOverlay, area: Rect, buf: &mut Buffer) {
 }
 
 /// An entry's applied change: its preview as recorded, or a note when it kept none.
-fn applied_items<'a>(app: &'a AppState, h: &'a HistoryOverlay, e: &'a Entry, out: &mut Vec<Item<'a>>) {
+fn applied_items<'a>(
+    app: &'a AppState,
+    h: &'a HistoryOverlay,
+    e: &'a Entry,
+    out: &mut Vec<Item<'a>>,
+) {
     match &e.new.preview {
         Some(p) => preview_items(app, h, p, out),
-        None => out.push(Item::Row(plain("(no preview was recorded for this change)", app.theme.dim))),
+        None => out.push(Item::Row(plain(
+            "(no preview was recorded for this change)",
+            app.theme.dim,
+        ))),
     }
 }
 
