@@ -45,10 +45,12 @@ fn who(e: &Entry) -> String {
     }
 }
 
+/// A short mark before the tool, so it survives a narrow list: `↩#5 ` reverted by #5,
+/// `✗ ` not revertible.
 fn status(e: &Entry, t: &crate::tui::theme::Theme) -> Span<'static> {
     match (&e.new.not_revertible, e.reverted_by) {
-        (Some(_), _) => Span::styled(" ✗ not revertible", t.dim),
-        (None, Some(r)) => Span::styled(format!(" ↩ reverted by #{r}"), t.dim),
+        (Some(_), _) => Span::styled("✗ ", t.dim),
+        (None, Some(r)) => Span::styled(format!("↩#{r} "), t.dim),
         (None, None) => Span::raw(""),
     }
 }
@@ -68,15 +70,15 @@ fn list_line(app: &AppState, row: &Row<'_>) -> Line<'static> {
         Row::Entry(e) => Line::from(vec![
             Span::styled(format!("#{:<4}", e.id), t.dim),
             Span::styled(
-                format!("{} ", &when(&e.at)[11.min(when(&e.at).len())..]),
+                format!("{} ", when(&e.at).get(11..).unwrap_or_default()),
                 t.dim,
             ),
+            status(e, t),
             Span::styled(e.new.tool.clone(), t.tool),
             Span::raw(format!(
                 " {}",
                 crate::tui::approvals::cut(&e.new.summary, 120)
             )),
-            status(e, t),
         ]),
     }
 }
