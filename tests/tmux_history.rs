@@ -8,6 +8,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+// Shared with the other tmux tests; this one types no text.
+#[allow(dead_code)]
 mod tmux_support;
 use tmux_support::{skip_without_tmux, Tmux};
 

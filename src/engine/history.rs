@@ -29,12 +29,14 @@ use crate::store::history::{Entry, FileImage, History, HistoryError, NewEntry};
 /// The domains whose changes the history records.
 const RECORDED: [Domain; 4] = [Domain::Files, Domain::Plot, Domain::World, Domain::Sql];
 
+/// A path and its bytes before and after a call; `None`: the file did not exist.
+type Images = (String, Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// What a call applied, captured around its run.
 #[derive(Debug, Default)]
 pub(super) struct Capture {
     preview: Option<Preview>,
-    /// (path, bytes before, bytes after); `None`: the file did not exist.
-    files: Vec<(String, Option<Vec<u8>>, Option<Vec<u8>>)>,
+    files: Vec<Images>,
     applied: Applied,
 }
 

@@ -57,6 +57,13 @@ pub struct Usage {
     pub estimated: bool,
 }
 
+/// The change a call asked the author about: its preview, and its file diffs parsed once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallChange {
+    pub preview: crate::engine::Preview,
+    pub diffs: std::sync::Arc<Vec<crate::tui::widgets::prose_diff::ProseDiff>>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Entry {
     User(String),
@@ -76,10 +83,7 @@ pub enum Entry {
         usage: Option<Usage>,
         /// The change the author was asked about (its preview, file diffs parsed once), shown
         /// in the expanded view instead of the raw arguments.
-        change: Option<(
-            crate::engine::Preview,
-            std::sync::Arc<Vec<crate::tui::widgets::prose_diff::ProseDiff>>,
-        )>,
+        change: Option<Box<CallChange>>,
     },
     Note(NoteKind, String),
 }
@@ -327,7 +331,10 @@ impl Transcript {
                             .collect(),
                         _ => Vec::new(),
                     };
-                    *change = Some((preview.clone(), std::sync::Arc::new(diffs)));
+                    *change = Some(Box::new(CallChange {
+                        preview: preview.clone(),
+                        diffs: std::sync::Arc::new(diffs),
+                    }));
                 }
                 let what = match &preview.body {
                     PreviewBody::Command { command, .. } => format!("$ {}", cut(command, 60)),

@@ -126,7 +126,7 @@ pub fn entry_rows(app: &AppState, e: &Entry, width: usize, expanded: bool) -> Ve
             }
             match change {
                 // The change as the author saw it (a prose diff, field changes), not the JSON.
-                Some((preview, diffs)) => rows.extend(change_rows(app, preview, diffs, width)),
+                Some(c) => rows.extend(change_rows(app, &c.preview, &c.diffs, width)),
                 None => {
                     rows.push((Line::from(Span::styled("    arguments", t.meta)), 0));
                     let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
