@@ -140,9 +140,8 @@ impl Engine {
             .map_err(|e| CallResult::fail(&call, CallStatus::ToolError, format!("{e}")))?;
         let super::dispatch::Admitted { tool, ctx, args } =
             self.admit(Actor::Author, &session, &call).map_err(|r| *r)?;
-        let failed = |e: super::tool::ToolError| {
-            CallResult::fail(&call, CallStatus::ToolError, e.to_string())
-        };
+        // A coded refusal keeps its details (e.g. the changes that stand in a revert's way).
+        let failed = |e: super::tool::ToolError| CallResult::tool_error(&call, &e);
         if tool.is_staging() {
             return match self.stage(&tool, &ctx, &args).await.map_err(failed)? {
                 Staged::Held(held) => {

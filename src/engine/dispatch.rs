@@ -111,6 +111,7 @@ impl Engine {
             result.waited = st.asked.remove(&key);
             st.committed.remove(&key)
         };
+        self.record_change(session_id, &call, &mut result);
         if result.ok {
             self.after_success(session_id, &call, committed);
         }
@@ -381,8 +382,9 @@ impl Engine {
                         .contains(&(ctx.session_id.clone(), call.name.clone(), t.clone()))
                 })
         };
-        policy::decide(
-            &self.config().approval,
+        let config = self.config();
+        let verdict = policy::decide(
+            &config.approval,
             &CallFacts {
                 tool: &call.name,
                 effects,
@@ -390,7 +392,13 @@ impl Engine {
                 targets,
                 granted,
             },
-        )
+        );
+        if verdict == Verdict::Run {
+            let rule =
+                super::history::rule_for_run(&config.approval, &call.name, ctx.mode, granted);
+            self.note_rule(&ctx.session_id, &call.id, rule);
+        }
+        verdict
     }
 
     pub(super) fn grant(&self, session_id: &str, tool: &str, targets: &[String]) {
@@ -533,6 +541,7 @@ impl Engine {
                 }
             }
         };
+        self.note_decision(session_id, &call.id, &decision, by);
         let (reason, edited) = match &decision {
             Decision::Reject { reason } => (reason.clone(), None),
             Decision::ApproveParts { selection } => (selection.reason.clone(), None),
@@ -649,16 +658,18 @@ impl Engine {
         held: HeldChange,
         commit: bool,
     ) -> CallResult {
-        let outcome = tokio::task::spawn_blocking(move || {
+        let (outcome, capture) = tokio::task::spawn_blocking(move || {
             if commit {
-                held.commit()
+                let preview = held.preview.clone();
+                super::history::capture_commit(preview, || held.commit())
             } else {
                 held.rollback();
-                Err(ToolError::failed("rolled back"))
+                (Err(ToolError::failed("rolled back")), None)
             }
         })
         .await
-        .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
+        .unwrap_or_else(|e| (Err(ToolError::failed(format!("tool crashed: {e}"))), None));
+        self.note_capture(session_id, &call.id, capture);
         if commit && outcome.is_ok() {
             self.state()
                 .committed
@@ -690,11 +701,17 @@ impl Engine {
         let session_id = ctx.session_id.clone();
         // Dropping this future (the run was cancelled) cancels the tool's token.
         let _abandon = ctx.cancel.clone().drop_guard();
-        let outcome = tokio::task::spawn_blocking(move || {
-            tool.run_approved(&ctx, &args, approved.as_deref())
+        let (outcome, capture) = tokio::task::spawn_blocking(move || {
+            let run = || tool.run_approved(&ctx, &args, approved.as_deref());
+            match approved.is_some() {
+                // A mutating call: what it applies is recorded for the change history.
+                true => super::history::capture_run(tool.as_ref(), &ctx, &args, run),
+                false => (run(), None),
+            }
         })
         .await
-        .unwrap_or_else(|e| Err(ToolError::failed(format!("tool crashed: {e}"))));
+        .unwrap_or_else(|e| (Err(ToolError::failed(format!("tool crashed: {e}"))), None));
+        self.note_capture(&session_id, &call.id, capture);
         self.finish(&session_id, call, outcome)
     }
 

@@ -12,6 +12,7 @@ pub mod clients;
 pub mod dispatch;
 pub mod effects;
 mod egress;
+pub mod history;
 pub mod inputs;
 pub mod jobs;
 pub mod lock;
@@ -155,6 +156,9 @@ struct State {
     restored: HashMap<ApprovalId, pending_store::Restored>,
     /// What restoring the queue had to report (corrupt files, dropped calls).
     restore_notes: Vec<String>,
+    /// What decided each running mutating call and what it applied, by (session, call id),
+    /// until the call returns and its history entry is written (`history`).
+    history_notes: HashMap<(SessionId, CallId), history::Note>,
 }
 
 pub struct Engine {

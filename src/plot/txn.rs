@@ -70,12 +70,20 @@ impl PlotDb {
         out
     }
 
-    /// Run a write in one transaction; nothing is written unless all of it succeeds.
+    /// Run a write in one transaction; nothing is written unless all of it succeeds. The rows
+    /// it changed are recorded as a changeset and, once committed, handed to the change
+    /// history (`store::applied`), so the write can be undone exactly.
     pub fn commit<T>(&self, f: impl FnOnce(&mut Plot) -> PlotResult<T>) -> PlotResult<Outcome<T>> {
         let mut conn = crate::store::open_writable(&self.db_path)?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let recorder = crate::store::changeset::Recorder::start(&tx)
+            .map_err(|e| super::error::PlotError::db(e.to_string()))?;
         let out = self.apply(&tx, f)?;
+        let changes = recorder
+            .finish()
+            .map_err(|e| super::error::PlotError::db(e.to_string()))?;
         tx.commit()?;
+        crate::store::applied::committed(changes);
         Ok(out)
     }
 

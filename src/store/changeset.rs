@@ -353,6 +353,53 @@ unsafe extern "C" fn on_conflict(
 }
 
 impl Changeset {
+    /// A changeset read back from its stored bytes (see [`Changeset::as_bytes`]).
+    pub fn from_bytes(bytes: Vec<u8>) -> Changeset {
+        Changeset(bytes)
+    }
+
+    /// The changeset in SQLite's own format, for storing it (the history keeps it to undo).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The change that undoes this one: inserts become deletes, deletes inserts, and updates
+    /// swap their old and new values. Applied with [`Changeset::apply`], any row that differs
+    /// from what this change left behind aborts it as stale.
+    pub fn invert(&self) -> Result<Changeset, ChangesetError> {
+        if self.0.is_empty() {
+            return Ok(Changeset::default());
+        }
+        let mut n: c_int = 0;
+        let mut p: *mut c_void = ptr::null_mut();
+        // SAFETY: SQLite only reads the input buffer and allocates `p` (n bytes) for us.
+        let rc = unsafe {
+            ffi::sqlite3changeset_invert(
+                self.0.len() as c_int,
+                self.0.as_ptr() as *const c_void,
+                &mut n,
+                &mut p,
+            )
+        };
+        if rc != ffi::SQLITE_OK {
+            // SAFETY: null or allocated by SQLite.
+            unsafe { ffi::sqlite3_free(p) };
+            return Err(ChangesetError::Record {
+                what: "inverting the changeset",
+                message: format!("code {rc}"),
+            });
+        }
+        let bytes = if p.is_null() || n <= 0 {
+            Vec::new()
+        } else {
+            // SAFETY: SQLite returned `n` readable bytes at `p`.
+            unsafe { std::slice::from_raw_parts(p as *const u8, n as usize) }.to_vec()
+        };
+        // SAFETY: allocated by SQLite.
+        unsafe { ffi::sqlite3_free(p) };
+        Ok(Changeset(bytes))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

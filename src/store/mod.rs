@@ -12,7 +12,9 @@
 //! nbook wrote the file: it is opened read-only (reads work, every write fails with
 //! [`StoreError::NewerVersion`]), and nothing is migrated or switched to WAL.
 
+pub mod applied;
 pub mod changeset;
+pub mod history;
 pub mod overview;
 
 use std::path::Path;

@@ -16,6 +16,7 @@ pub mod plot_write;
 pub mod preview_diff;
 pub mod read_window;
 pub mod research;
+pub mod revert;
 pub mod sql;
 pub mod story_author;
 pub mod subject_memory;
@@ -72,6 +73,7 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(plot_write::SavePromiseBeat))?;
     registry.register(Arc::new(plot_write::SaveStoryDecision))?;
     registry.register(Arc::new(story_author::DeleteStoryNode))?;
+    registry.register(Arc::new(revert::RevertChange))?;
     registry.register(Arc::new(world::ExecuteWorld))?;
     registry.register(Arc::new(world::GetSceneWorldContext))?;
     registry.register(Arc::new(sql::ExecuteSql))?;

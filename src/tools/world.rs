@@ -287,11 +287,19 @@ fn apply_on(conn: &Connection, cs: &Changeset, fingerprint: &Fingerprint) -> Res
             return Err(ToolError::failed(format!("execute_world: {e}")));
         }
     }
-    let touched = touched_subjects(conn, cs).map_err(db_err)?;
-    for (subject, instant) in &touched {
-        crate::world::index::delete_from(conn, subject, *instant).map_err(db_err)?;
+    forget_checkpoints(conn, cs).map_err(db_err)?;
+    conn.execute_batch("COMMIT").map_err(db_err)?;
+    crate::store::applied::committed(cs.clone());
+    Ok(())
+}
+
+/// Drop the world checkpoints an applied changeset invalidates (every subject whose patches
+/// it changed, from the earliest instant changed). Also used when a change is reverted.
+pub(crate) fn forget_checkpoints(conn: &Connection, cs: &Changeset) -> rusqlite::Result<()> {
+    for (subject, instant) in &touched_subjects(conn, cs)? {
+        crate::world::index::delete_from(conn, subject, *instant)?;
     }
-    conn.execute_batch("COMMIT").map_err(db_err)
+    Ok(())
 }
 
 /// Every subject whose patches the changeset changes, with the earliest instant changed.

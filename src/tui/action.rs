@@ -77,6 +77,8 @@ commands! {
     EditArgs = "edit_args": "Edit the call: a write or edit opens the file it proposes in your editor; other calls' arguments as JSON",
     EditArgsJson = "edit_args_json": "Edit the call's arguments as JSON, then approve",
     Detail = "detail": "Show the whole request full-screen",
+    History = "history": "Approvals: the history of every applied change (who, rule, diff) and the session grants; undo from there",
+    HistoryUndo = "history_undo": "History: revert the selected change (shows its exact reverse preview first) or revoke the selected grant",
     DiffNextChange = "diff_next_change": "Approvals: jump to the next change in the preview",
     DiffPrevChange = "diff_prev_change": "Approvals: jump to the previous change in the preview",
     DiffSideBySide = "diff_side_by_side": "Approvals: file diffs side by side (old left, new right) ⇄ unified",
@@ -320,6 +322,11 @@ pub enum Action {
         ticket: Ticket,
         result: BoardJobResult,
     },
+    /// A History view job finished.
+    HistoryJobDone {
+        ticket: Ticket,
+        result: crate::tui::history::jobs::HistoryJobResult,
+    },
     /// A World pane job finished (load, subjects, counts, slices, track, issues).
     WorldJobDone {
         ticket: Ticket,
@@ -520,6 +527,11 @@ pub enum Effect {
     WorldJob {
         ticket: Ticket,
         job: WorldJob,
+    },
+    /// A job of the History view (load, reverse preview, revert, revoke).
+    HistoryJob {
+        ticket: Ticket,
+        job: crate::tui::history::jobs::HistoryJob,
     },
     /// Lend the terminal to the author's editor or the shell (the run loop does it; the UI
     /// waits, the agents do not).

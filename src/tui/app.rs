@@ -419,6 +419,7 @@ impl AppState {
             Action::StoryJobDone { ticket, result } => self.story_job_done(ticket, result),
             Action::WorldJobDone { ticket, result } => self.world_job_done(ticket, result),
             Action::BoardJobDone { ticket, result } => self.board_job_done(ticket, result),
+            Action::HistoryJobDone { ticket, result } => self.history_job_done(ticket, result),
             Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
             Action::Repreviewed { call_id, result } => self.repreviewed(call_id, result),
             Action::EffectFailed(msg) => {
@@ -618,6 +619,7 @@ impl AppState {
             Command::CycleMode => self.cycle_mode(),
             Command::ModelSetup => self.open_model_setup(),
             Command::Detail => self.open_detail(),
+            Command::History => self.open_history(),
             Command::Find => self.open_finder(),
             Command::EditFile => {
                 let mut fx = Vec::new();

@@ -72,6 +72,8 @@ pub enum Overlay {
     Trust(Box<crate::tui::trust::TrustPrompt>),
     /// Finding a model server and writing it into config.toml.
     ModelSetup(Box<crate::tui::sessions::setup::SetupForm>),
+    /// The change history and the session grants (`H`).
+    History(Box<crate::tui::history::HistoryOverlay>),
 }
 
 impl std::fmt::Debug for Overlay {
@@ -99,6 +101,7 @@ impl Overlay {
             Overlay::NewSession(_) => "new_session",
             Overlay::Trust(_) => "trust",
             Overlay::ModelSetup(_) => "model_setup",
+            Overlay::History(_) => "history",
         }
     }
 

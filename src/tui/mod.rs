@@ -23,6 +23,7 @@ pub mod external;
 mod external_update;
 pub mod files;
 pub mod handover;
+pub mod history;
 pub mod input;
 pub mod keymap;
 pub mod keys;

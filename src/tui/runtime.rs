@@ -330,6 +330,10 @@ impl Executor {
                 ticket,
                 result: crate::tui::board::jobs::run(&x.engine, job),
             }),
+            Effect::HistoryJob { ticket, job } => self.blocking(move |x| Action::HistoryJobDone {
+                ticket,
+                result: crate::tui::history::jobs::run(&x.engine, job),
+            }),
             Effect::WorldJob { ticket, job } => self.blocking(move |x| Action::WorldJobDone {
                 ticket,
                 result: world_jobs::run(&x.engine.read(), job),

@@ -225,7 +225,10 @@ fn apply_on(conn: &Connection, cs: &Changeset, guards: &[RowGuard]) -> Result<()
         let _ = conn.execute_batch("ROLLBACK");
     }
     match (applied, end) {
-        (Ok(()), Ok(())) => Ok(()),
+        (Ok(()), Ok(())) => {
+            crate::store::applied::committed(cs.clone());
+            Ok(())
+        }
         (Err(ChangesetError::Stale(why)), _) => Err(ToolError::Stale(format!(
             "the rows this execute_sql write changes were changed after the preview was shown: {why}. Nothing was written; read them again and send the statement anew."
         ))),

@@ -24,6 +24,12 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         }
     };
     list.extend(preview_commands(app));
+    // The history is there whether or not something waits.
+    list.push(PaneCommand::new(
+        Command::History,
+        Context::Approvals,
+        "history",
+    ));
     list
 }
 

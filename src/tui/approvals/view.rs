@@ -437,7 +437,7 @@ fn file_mark(kept: Option<&KeptParts>, i: usize) -> &'static str {
     }
 }
 
-fn files_items<'a>(
+pub(crate) fn files_items<'a>(
     changes: &[FileChange],
     diffs: &'a [ProseDiff],
     side: bool,

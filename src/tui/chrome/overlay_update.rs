@@ -175,6 +175,9 @@ impl AppState {
         if let Some(Overlay::Board(_)) = &self.overlay {
             return self.board_overlay_command(cmd);
         }
+        if let Some(Overlay::History(_)) = &self.overlay {
+            return self.history_overlay_command(cmd);
+        }
         if let Some(Overlay::Story(_)) = &self.overlay {
             return self.story_overlay_command(cmd);
         }
@@ -339,7 +342,8 @@ impl AppState {
             | Overlay::Answer(_)
             | Overlay::NewSession(_)
             | Overlay::Trust(_)
-            | Overlay::ModelSetup(_) => Vec::new(),
+            | Overlay::ModelSetup(_)
+            | Overlay::History(_) => Vec::new(),
         }
     }
 

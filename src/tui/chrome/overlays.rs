@@ -249,6 +249,7 @@ pub fn draw_overlay(app: &AppState, area: Rect, f: &mut Frame) {
         }
         Overlay::World(o) => crate::tui::world::view::draw_overlay(app, o, area, buf),
         Overlay::Board(o) => crate::tui::board::view::draw_overlay(app, o, area, buf),
+        Overlay::History(h) => crate::tui::history::view::draw(app, h, area, buf),
         Overlay::Trust(p) => crate::tui::chrome::trust::draw(app, p, area, buf),
         Overlay::Detail { call_id, scroll } => draw_request(app, call_id, *scroll, area, buf),
         Overlay::Messages { scroll } => crate::tui::chrome::messages::draw(app, *scroll, area, buf),

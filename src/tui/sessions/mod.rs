@@ -57,6 +57,13 @@ pub struct Usage {
     pub estimated: bool,
 }
 
+/// The change a call asked the author about: its preview, and its file diffs parsed once.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallChange {
+    pub preview: crate::engine::Preview,
+    pub diffs: std::sync::Arc<Vec<crate::tui::widgets::prose_diff::ProseDiff>>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Entry {
     User(String),
@@ -74,6 +81,9 @@ pub enum Entry {
         result: Option<String>,
         /// The usage of a tool-only assistant message, kept on its first call.
         usage: Option<Usage>,
+        /// The change the author was asked about (its preview, file diffs parsed once), shown
+        /// in the expanded view instead of the raw arguments.
+        change: Option<Box<CallChange>>,
     },
     Note(NoteKind, String),
 }
@@ -250,6 +260,7 @@ impl Transcript {
             args: args.cloned().unwrap_or(Value::Null),
             result: None,
             usage: None,
+            change: None,
         });
         let i = self.entries.len() - 1;
         self.by_call.insert(call_id.to_string(), i);
@@ -312,6 +323,19 @@ impl Transcript {
             } => {
                 let i = self.tool_entry(call_id, tool, Some(args));
                 self.set_outcome(i, Outcome::Waiting);
+                if let Some(Entry::Tool { change, .. }) = self.entries.get_mut(i) {
+                    let diffs = match &preview.body {
+                        PreviewBody::Files { changes } => changes
+                            .iter()
+                            .map(|c| crate::tui::widgets::prose_diff::ProseDiff::parse(&c.diff))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    *change = Some(Box::new(CallChange {
+                        preview: preview.clone(),
+                        diffs: std::sync::Arc::new(diffs),
+                    }));
+                }
                 let what = match &preview.body {
                     PreviewBody::Command { command, .. } => format!("$ {}", cut(command, 60)),
                     _ => preview.summary.clone(),

@@ -39,6 +39,42 @@ pub(super) fn outcome_parts(t: &Theme, outcome: &Outcome) -> (&'static str, Stri
 }
 
 /// The rows of one transcript entry.
+/// A call's previewed change under its header, with the Approvals pane's renderers.
+fn change_rows(
+    app: &AppState,
+    preview: &crate::engine::Preview,
+    diffs: &[crate::tui::widgets::prose_diff::ProseDiff],
+    width: usize,
+) -> Vec<Row> {
+    use crate::tui::approvals::preview::{rows, Item};
+    let t = &app.theme;
+    let mut out = vec![(
+        Line::from(Span::styled(
+            format!("    change: {}", preview.summary),
+            t.meta,
+        )),
+        4,
+    )];
+    let mut items: Vec<Item> = Vec::new();
+    match &preview.body {
+        crate::engine::PreviewBody::Files { changes } => {
+            crate::tui::approvals::view::files_items(changes, diffs, false, None, &[], t, &mut items)
+        }
+        body => items.extend(
+            crate::tui::approvals::view::body_rows(body, &preview.summary, t)
+                .into_iter()
+                .map(Item::Row),
+        ),
+    }
+    let w = width.saturating_sub(4).min(u16::MAX as usize) as u16;
+    out.extend(rows(app, &items, w).map(|(l, indent)| {
+        let mut spans = vec![Span::raw("    ")];
+        spans.extend(l.spans);
+        (Line::from(spans), indent + 4)
+    }));
+    out
+}
+
 pub fn entry_rows(app: &AppState, e: &Entry, width: usize, expanded: bool) -> Vec<Row> {
     let t = &app.theme;
     match e {
@@ -69,6 +105,7 @@ pub fn entry_rows(app: &AppState, e: &Entry, width: usize, expanded: bool) -> Ve
             args,
             result,
             usage,
+            change,
             ..
         } => {
             let (mark, text, style) = outcome_parts(t, outcome);
@@ -87,13 +124,19 @@ pub fn entry_rows(app: &AppState, e: &Entry, width: usize, expanded: bool) -> Ve
             if !expanded {
                 return rows;
             }
-            rows.push((Line::from(Span::styled("    arguments", t.meta)), 0));
-            let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
-            rows.extend(
-                pretty
-                    .lines()
-                    .map(|l| (Line::from(Span::styled(format!("      {l}"), t.code)), 6)),
-            );
+            match change {
+                // The change as the author saw it (a prose diff, field changes), not the JSON.
+                Some(c) => rows.extend(change_rows(app, &c.preview, &c.diffs, width)),
+                None => {
+                    rows.push((Line::from(Span::styled("    arguments", t.meta)), 0));
+                    let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
+                    rows.extend(
+                        pretty
+                            .lines()
+                            .map(|l| (Line::from(Span::styled(format!("      {l}"), t.code)), 6)),
+                    );
+                }
+            }
             match result {
                 Some(r) => {
                     rows.push((Line::from(Span::styled("    result", t.meta)), 0));
