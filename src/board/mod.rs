@@ -19,9 +19,12 @@
 //! This module imports nothing from the engine; the tools in `src/tools/fusion/` put it
 //! behind the engine contract.
 
+pub mod checks;
 pub mod docs;
+pub mod draft;
 pub mod error;
 pub mod goals;
+pub mod merge;
 pub mod model;
 pub mod prompt;
 pub mod scope;

@@ -115,5 +115,7 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::docs::TaskDocumentRead))?;
     registry.register(Arc::new(fusion::docs::GoalList))?;
     registry.register(Arc::new(fusion::docs::GoalShow))?;
+    registry.register(Arc::new(fusion::merge::MergeTaskDraft))?;
+    registry.register(Arc::new(fusion::merge::ReportBuildFailure))?;
     Ok(())
 }
