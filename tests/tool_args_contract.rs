@@ -241,6 +241,9 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     // The author's Board moves (author-only).
     "fn_task_move",
     "fn_task_pause",
+    // The merge gate (merger).
+    "merge_task_draft",
+    "fn_report_build_failure",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

@@ -1,6 +1,6 @@
 //! Draft areas: a task's copy-on-write overlay of the project under
 //! `.nbook/tasks/<ID>/draft/`, where an executor's file tools read and write instead of the
-//! manuscript (the engine routes them here, see `crate::engine::draft_route`).
+//! manuscript (the engine routes them here: its `draft_route` module).
 //!
 //! **Layout.** The draft folder is the upper layer: it holds only the files the task's
 //! sessions touched, at their project-relative paths, and is opened as a workspace of its own
