@@ -261,6 +261,16 @@ impl Draft {
 
     /// Every file the draft changed against its base, by path.
     pub fn changes(&self, ws: &Workspace) -> BoardResult<Vec<DraftChange>> {
+        self.changes_with(&|rel| match ws.resolve(rel, Access::Read) {
+            Ok(r) => read_opt(&r.abs),
+            Err(_) => Ok(None),
+        })
+    }
+
+    fn changes_with(
+        &self,
+        manuscript_of: &dyn Fn(&str) -> BoardResult<Option<Vec<u8>>>,
+    ) -> BoardResult<Vec<DraftChange>> {
         let m = self.load()?;
         let mut out = Vec::new();
         for (rel, e) in &m.files {
@@ -272,10 +282,7 @@ impl Draft {
                 Some(_) => read_opt(&self.base_copy(rel))?,
                 None => None,
             };
-            let manuscript = match ws.resolve(rel, Access::Read) {
-                Ok(r) => read_opt(&r.abs)?,
-                Err(_) => None,
-            };
+            let manuscript = manuscript_of(rel)?;
             let kind = match (&base, &draft) {
                 (None, _) => DraftChangeKind::Add,
                 (Some(_), None) => DraftChangeKind::Delete,
@@ -343,4 +350,75 @@ pub fn changes(ws: &Workspace, task: &str) -> BoardResult<Vec<DraftChange>> {
         return Ok(Vec::new());
     }
     d.changes(ws)
+}
+
+/// One changed file of a draft as the Board's detail shows it: a unified diff against its
+/// base (cut at [`DIFF_LINES`] lines), whether it is inside the task's `## File Scope` (the
+/// merge holds the others back) and whether the manuscript changed under it since.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DraftDiff {
+    pub path: String,
+    pub kind: DraftChangeKind,
+    pub added: usize,
+    pub removed: usize,
+    pub diff: Vec<String>,
+    pub in_scope: bool,
+    pub stale: bool,
+}
+
+/// Diff lines kept per file in [`DraftDiff::diff`].
+pub const DIFF_LINES: usize = 200;
+
+/// The draft's diff so far of `task` in the project at `root`, for display; `None` when the
+/// task has no draft area yet. Manuscript files are read by path (the paths were authorized
+/// when they were copied up; nothing is written).
+pub fn diffs(root: &Path, task: &super::Task) -> BoardResult<Option<Vec<DraftDiff>>> {
+    let d = Draft::new(root, &task.id);
+    if !d.meta().join("draft.json").exists() {
+        return Ok(None);
+    }
+    let changes = d.changes_with(&|rel| read_opt(&root.join(rel)))?;
+    Ok(Some(
+        changes
+            .into_iter()
+            .map(|c| {
+                let text = |b: &Option<Vec<u8>>| {
+                    b.as_deref()
+                        .map(|b| String::from_utf8_lossy(b).into_owned())
+                        .unwrap_or_default()
+                };
+                let (old, new) = (text(&c.base), text(&c.draft));
+                let td = similar::TextDiff::from_lines(&old, &new);
+                let (mut added, mut removed) = (0, 0);
+                for ch in td.iter_all_changes() {
+                    match ch.tag() {
+                        similar::ChangeTag::Insert => added += 1,
+                        similar::ChangeTag::Delete => removed += 1,
+                        similar::ChangeTag::Equal => {}
+                    }
+                }
+                let mut diff: Vec<String> = td
+                    .unified_diff()
+                    .context_radius(2)
+                    .to_string()
+                    .lines()
+                    .map(str::to_string)
+                    .collect();
+                if diff.len() > DIFF_LINES {
+                    let more = diff.len() - DIFF_LINES;
+                    diff.truncate(DIFF_LINES);
+                    diff.push(format!("… {more} more diff lines"));
+                }
+                DraftDiff {
+                    in_scope: super::scope::in_scope(&task.file_scope, &c.path),
+                    stale: c.stale(),
+                    path: c.path,
+                    kind: c.kind,
+                    added,
+                    removed,
+                    diff,
+                }
+            })
+            .collect(),
+    ))
 }
