@@ -7,7 +7,8 @@
 //! up into the draft (`crate::board::draft`); the call then runs unchanged with the draft as
 //! its workspace: reads see the draft first, writes, edits, patches and deletes land there,
 //! and the manuscript never changes. Such writes need no approval in `normal` mode (the
-//! merge is the gate); a tool that names no paths cannot be routed and is refused.
+//! merge is the gate); a tool that names no paths cannot be routed and is refused. A read of
+//! `.nbook/` (the task's PROMPT.md) reads the project itself: nbook's records are not drafted.
 
 use std::sync::Arc;
 
@@ -58,6 +59,17 @@ pub(super) fn route(ctx: ToolCtx, tool: &dyn Tool, args: &CallArgs) -> Result<To
             json!({"taskId": task, "tool": tool.name()}),
         ));
     };
+    // Reading the task's own records (PROMPT.md under .nbook/tasks/<ID>/) reads the project
+    // as it is: nothing there is drafted.
+    let mutates = tool.mutates().for_call(args.raw());
+    let managed = |p: &str| {
+        ctx.workspace.resolve(p, Access::Read).is_ok_and(|r| {
+            r.in_current && matches!(r.rel.split('/').next(), Some(".nbook" | ".git"))
+        })
+    };
+    if !mutates && !paths.is_empty() && paths.iter().all(|p| managed(p)) {
+        return Ok(ctx);
+    }
     let mut rels = Vec::new();
     for p in &paths {
         let outside = |why: String| {
@@ -77,7 +89,7 @@ pub(super) fn route(ctx: ToolCtx, tool: &dyn Tool, args: &CallArgs) -> Result<To
         let first = r.rel.split('/').next().unwrap_or_default();
         if first == ".nbook" || first == ".git" {
             return Err(outside(
-                "the .nbook and .git folders are nbook's and git's, not the book's (the fn_task_* tools read the task's records)".into(),
+                "the .nbook and .git folders are nbook's and git's, not the book's: they can be read but not drafted (the fn_task_* tools change the task's records)".into(),
             ));
         }
         rels.push(r.rel);
