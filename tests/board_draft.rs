@@ -587,3 +587,24 @@ async fn routing_is_the_profiles_choice_and_the_tasks_records_stay_readable() {
     assert_eq!(r.status, CallStatus::Rejected, "{}", r.content);
     assert!(!f.root.join("manuscript/012/w.md").exists());
 }
+
+#[tokio::test]
+async fn a_session_task_that_is_not_on_the_board_is_refused() {
+    let f = fx();
+    for bogus in ["NB-404", "../../escape"] {
+        let ex = f.session("executor", bogus);
+        let r = f
+            .run(
+                &ex,
+                "write",
+                json!({"path": "manuscript/012/x.md", "content": "x"}),
+                reject(),
+            )
+            .await;
+        assert_eq!(r.status, CallStatus::ToolError, "{bogus}: {}", r.content);
+        assert_eq!(r.details.unwrap()["code"], "TASK_NOT_FOUND", "{bogus}");
+    }
+    assert!(!f.root.join(".nbook/tasks/NB-404").exists());
+    assert!(!f.root.join("escape").exists() && !f.root.parent().unwrap().join("escape").exists());
+    assert!(!f.root.join("manuscript/012/x.md").exists());
+}

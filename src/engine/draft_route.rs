@@ -49,6 +49,17 @@ pub(super) fn route(ctx: ToolCtx, tool: &dyn Tool, args: &CallArgs) -> Result<To
     let Some(task) = routed_task(&ctx, tool) else {
         return Ok(ctx);
     };
+    // The id names a folder: only a board id (`NB-001`) whose task folder exists.
+    let plain = task
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !plain || !ctx.workspace.nbook_dir().join("tasks").join(&task).is_dir() {
+        return Err(coded(
+            "TASK_NOT_FOUND",
+            format!("this session's task {task:?} is not on the board, so it has no draft area; nothing was changed"),
+            json!({"taskId": task}),
+        ));
+    }
     let Some(paths) = tool.draft_paths(&ctx, args) else {
         return Err(coded(
             "DRAFT_TOOL_UNSUPPORTED",
