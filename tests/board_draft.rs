@@ -457,6 +457,24 @@ async fn a_conflicting_stale_merge_returns_the_task_to_drafting() {
         "{}",
         a.content
     );
+    // Finished again without resolving them, the merge's checks say so.
+    f.to_review(&id);
+    let r = f
+        .run(
+            &merger,
+            "merge_task_draft",
+            json!({"check_only": true}),
+            reject(),
+        )
+        .await;
+    let d = r.details.unwrap();
+    assert_eq!(d["checksPassed"], false, "{d}");
+    assert!(
+        r.content
+            .contains("FAIL conflict: manuscript/012/a.md still holds unresolved conflict markers"),
+        "{}",
+        r.content
+    );
 }
 
 #[tokio::test]

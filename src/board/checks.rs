@@ -1,7 +1,8 @@
 //! The book's checks at merge time — nbook's "build verification" for a task's change: world
 //! issues (the E1–E5 errors of every subject at the end of story time), the writer-brief
 //! status of each chapter a merged file names in its front matter (`chapter: <name>`), and
-//! plot references (scene refs to content that the merge deletes). Each result passes or
+//! plot references (scene refs to content that the merge deletes), and no conflict markers
+//! left from a merge that returned the task. Each result passes or
 //! fails with a message the merger can pass on through `fn_report_build_failure`.
 //!
 //! Reads only: the world's derived checkpoints may be written, as any world query does.
@@ -20,7 +21,7 @@ const WORLD_ISSUE_LIMIT: usize = 20;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Check {
-    /// `world`, `brief` or `refs`.
+    /// `conflict`, `world`, `brief` or `refs`.
     pub kind: &'static str,
     pub ok: bool,
     pub message: String,
@@ -47,15 +48,37 @@ impl Check {
 pub fn run(root: &Path, files: &[MergeFile]) -> Vec<Check> {
     let db = root.join(".nbook").join("project.sqlite");
     if !db.exists() {
-        return vec![Check::pass(
+        let mut out = markers(files);
+        out.push(Check::pass(
             "world",
             "no project database yet: nothing to check",
-        )];
+        ));
+        return out;
     }
-    let mut out = world(root, &db);
+    let mut out = markers(files);
+    out.extend(world(root, &db));
     out.extend(briefs(root, &db, files));
     out.extend(refs(&db, files));
     out
+}
+
+/// A file still holding the markers of a conflict the merge wrote into the draft.
+fn markers(files: &[MergeFile]) -> Vec<Check> {
+    files
+        .iter()
+        .filter(|f| {
+            f.after.as_deref().is_some_and(|t| {
+                t.lines()
+                    .any(|l| l.starts_with(super::draft::merge3::DRAFT_MARKER))
+            })
+        })
+        .map(|f| {
+            Check::fail(
+                "conflict",
+                format!("{} still holds unresolved conflict markers", f.path),
+            )
+        })
+        .collect()
 }
 
 fn world(root: &Path, db: &Path) -> Vec<Check> {

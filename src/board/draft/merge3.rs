@@ -111,10 +111,13 @@ pub fn merge3(base: &str, ours: &str, theirs: &str) -> Result<String, Conflict> 
     Ok(out)
 }
 
+/// The line that opens a conflict written by [`conflict_text`].
+pub const DRAFT_MARKER: &str = "<<<<<<< draft";
+
 /// `ours` with git-style conflict markers around the whole file's two versions, for the
 /// executor to resolve when a rebase did not apply.
 pub fn conflict_text(ours: &str, theirs: &str) -> String {
-    let mut s = String::from("<<<<<<< draft\n");
+    let mut s = format!("{DRAFT_MARKER}\n");
     s.push_str(ours);
     if !ours.ends_with('\n') && !ours.is_empty() {
         s.push('\n');
