@@ -10,6 +10,8 @@
 use std::process::Command;
 use std::time::Duration;
 
+// Shared with the other tmux tests; this one types no text.
+#[allow(dead_code)]
 mod tmux_support;
 use tmux_support::{skip_without_tmux, Tmux};
 
