@@ -114,11 +114,38 @@ pub(super) fn route(ctx: ToolCtx, tool: &dyn Tool, args: &CallArgs) -> Result<To
     };
     let draft = Draft::new(ctx.workspace.root(), &task);
     draft.sync(&ctx.workspace, &rels).map_err(unavailable)?;
-    let ws = draft.workspace().map_err(unavailable)?;
+    let ws = opened(&draft).map_err(unavailable)?;
     Ok(ToolCtx {
-        workspace: Arc::new(ws),
+        workspace: ws,
         ..ctx
     })
+}
+
+/// The draft's workspace, opened once per process: opening a workspace finishes or rolls back
+/// the commits its journal holds, which must never happen under a commit another session of
+/// the same task (a spawned child) is making in it right now.
+fn opened(draft: &Draft) -> Result<Arc<Workspace>, crate::board::BoardError> {
+    static OPEN: std::sync::Mutex<Vec<(std::path::PathBuf, Arc<Workspace>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+    // Still the same folder (not removed and made again since it was opened).
+    let same = |ws: &Workspace| {
+        use std::os::unix::fs::MetadataExt;
+        match (
+            std::fs::metadata(draft.dir()),
+            rustix::fs::fstat(&ws.root_dir().fd),
+        ) {
+            (Ok(m), Ok(st)) => m.ino() == st.st_ino && m.dev() == st.st_dev,
+            _ => false,
+        }
+    };
+    if let Some((_, ws)) = open.iter().find(|(p, ws)| p == draft.dir() && same(ws)) {
+        return Ok(ws.clone());
+    }
+    let ws = Arc::new(draft.workspace()?);
+    open.retain(|(p, _)| p != draft.dir());
+    open.push((draft.dir().to_path_buf(), ws.clone()));
+    Ok(ws)
 }
 
 /// Whether `ctx` was routed to a draft (its workspace is not the engine's manuscript).
