@@ -44,6 +44,10 @@ fn reject() -> Approval {
 }
 
 fn fx() -> Fx {
+    fx_with(Preset::Supervised)
+}
+
+fn fx_with(preset: Preset) -> Fx {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("book");
     nbook::workspace::init::init(&root, Some("Book")).unwrap();
@@ -62,7 +66,7 @@ fn fx() -> Fx {
         logs: tmp.path().join("home/logs"),
     };
     let mut config = Config::default();
-    config.approval.preset = Preset::Supervised;
+    config.approval.preset = preset;
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
     let engine =
         Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
@@ -625,4 +629,22 @@ async fn a_session_task_that_is_not_on_the_board_is_refused() {
     assert!(!f.root.join(".nbook/tasks/NB-404").exists());
     assert!(!f.root.join("escape").exists() && !f.root.parent().unwrap().join("escape").exists());
     assert!(!f.root.join("manuscript/012/x.md").exists());
+}
+
+#[tokio::test]
+async fn the_locked_preset_still_refuses_draft_writes() {
+    let f = fx_with(Preset::Locked);
+    let id = f.drafting_task();
+    let ex = f.session("executor", &id);
+    let r = f
+        .run(
+            &ex,
+            "edit",
+            json!({"path": "manuscript/012/a.md", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+            APPROVE,
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::Refused, "{}", r.content);
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    assert!(draft::changes(&ws, &id).unwrap().is_empty());
 }
