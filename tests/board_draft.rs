@@ -648,3 +648,65 @@ async fn the_locked_preset_still_refuses_draft_writes() {
     let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
     assert!(draft::changes(&ws, &id).unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_merge_of_some_files_writes_only_them_and_its_report_reads_the_same() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let report_of = |p: &nbook::engine::Preview| match &p.body {
+        PreviewBody::Files { changes } => changes.last().unwrap().diff.clone(),
+        b => panic!("{b:?}"),
+    };
+    let whole = f
+        .run(&merger, "merge_task_draft", json!({}), Approval::Fail)
+        .await;
+    let whole = f.preview_of(&whole);
+    let only = json!({"files": ["manuscript/012/a.md"]});
+    let part = f
+        .run(&merger, "merge_task_draft", only.clone(), Approval::Fail)
+        .await;
+    let part = f.preview_of(&part);
+    let PreviewBody::Files { changes } = &part.body else {
+        panic!("{:?}", part.body)
+    };
+    assert_eq!(changes.len(), 2, "a.md and the report");
+    assert_eq!(changes[0].path, "manuscript/012/a.md");
+    assert_eq!(report_of(&part), report_of(&whole));
+    assert!(
+        part.summary
+            .contains("left out: manuscript/012/b.md, manuscript/012/c.md"),
+        "{}",
+        part.summary
+    );
+    let before = manuscript(&f.root);
+    let r = f.run(&merger, "merge_task_draft", only, APPROVE).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    let after = manuscript(&f.root);
+    assert_eq!(
+        after["manuscript/012/a.md"],
+        b"one\nTWO\nthree\nfour\nfive\n"
+    );
+    assert_eq!(after["manuscript/012/b.md"], before["manuscript/012/b.md"]);
+    assert!(!after.contains_key("manuscript/012/c.md"));
+    assert_eq!(f.task(&id).column, "done");
+    assert!(f
+        .log_text(&id)
+        .contains("manuscript/012/b.md (left out of this merge)"));
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    let left: Vec<String> = draft::changes(&ws, &id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(
+        left,
+        vec![
+            "manuscript/012/b.md",
+            "manuscript/012/c.md",
+            "notes/flett.md"
+        ]
+    );
+}

@@ -53,6 +53,10 @@ pub struct MergePlan {
     pub files: Vec<MergeFile>,
     pub held_back: Vec<HeldBack>,
     pub conflicts: Vec<ConflictFile>,
+    /// In-scope files the call's `only` left out: planned like the others (the merge report
+    /// and the checks cover them, so they read the same whichever files the author keeps),
+    /// not written, and kept in the draft.
+    pub left_out: Vec<MergeFile>,
 }
 
 pub const OUTSIDE_SCOPE: &str = "outside ## File Scope";
@@ -76,6 +80,7 @@ pub fn plan(ws: &Workspace, task: Task, only: Option<&[String]>) -> BoardResult<
         files: Vec::new(),
         held_back: Vec::new(),
         conflicts: Vec::new(),
+        left_out: Vec::new(),
     };
     for c in changes {
         if !scope::in_scope(&p.task.file_scope, &c.path) {
@@ -85,14 +90,13 @@ pub fn plan(ws: &Workspace, task: Task, only: Option<&[String]>) -> BoardResult<
             });
             continue;
         }
-        if only.is_some_and(|o| !o.iter().any(|x| x.trim_start_matches("./") == c.path)) {
-            p.held_back.push(HeldBack {
-                path: c.path,
-                reason: LEFT_OUT,
-            });
-            continue;
-        }
+        let kept = only.is_none_or(|o| o.iter().any(|x| x.trim_start_matches("./") == c.path));
+        let before = p.files.len();
         plan_file(&mut p, c);
+        if !kept && p.files.len() > before {
+            let f = p.files.remove(before);
+            p.left_out.push(f);
+        }
     }
     Ok(p)
 }
@@ -159,6 +163,24 @@ fn plan_file(p: &mut MergePlan, c: DraftChange) {
 }
 
 impl MergePlan {
+    /// Every in-scope file the draft changes, written or left out (for the report and the
+    /// checks).
+    pub fn in_scope(&self) -> Vec<MergeFile> {
+        let mut all: Vec<MergeFile> = self.files.iter().chain(&self.left_out).cloned().collect();
+        all.sort_by(|a, b| a.path.cmp(&b.path));
+        all
+    }
+
+    /// What the merge does not write: held back, and left out by the author.
+    pub fn not_merged(&self) -> Vec<HeldBack> {
+        let mut out = self.held_back.clone();
+        out.extend(self.left_out.iter().map(|f| HeldBack {
+            path: f.path.clone(),
+            reason: LEFT_OUT,
+        }));
+        out
+    }
+
     /// Write the conflicts into the draft for the executor: each file with both versions
     /// between markers, its base moved to the manuscript's current content.
     pub fn write_conflicts(&self, draft: &Draft) -> BoardResult<()> {

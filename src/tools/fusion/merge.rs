@@ -74,7 +74,7 @@ fn planned(ctx: &ToolCtx, a: &MergeArgs) -> Result<Planned, ToolError> {
         })
         .map_err(err)?;
     let plan = merge::plan(&ctx.workspace, task, a.files.as_deref()).map_err(err)?;
-    let checks = checks::run(ctx.workspace.root(), &plan.files);
+    let checks = checks::run(ctx.workspace.root(), &plan.in_scope());
     Ok(Planned { plan, checks })
 }
 
@@ -102,17 +102,20 @@ fn file_change(path: &str, kind: ChangeKind, before: &str, after: &str) -> FileC
     }
 }
 
-/// The merge report written beside the task: merged files, held-back files, checks.
+/// The merge report written beside the task: the in-scope changes, held-back files, checks.
+/// It reads the same whichever in-scope files the author keeps (the task log records which
+/// were written), so a merge approved in parts shows the report it writes.
 fn report(p: &Planned) -> String {
     let t = &p.plan.task;
     let mut s = format!(
-        "# Merge of {} — {}\n\n## Merged into the manuscript\n",
+        "# Merge of {} — {}\n\n## Changes inside ## File Scope\n",
         t.id, t.title
     );
-    if p.plan.files.is_empty() {
-        s.push_str("- nothing (no change inside ## File Scope)\n");
+    let in_scope = p.plan.in_scope();
+    if in_scope.is_empty() {
+        s.push_str("- none\n");
     }
-    for f in &p.plan.files {
+    for f in &in_scope {
         let k = match kind_of(f) {
             ChangeKind::Add => "add",
             ChangeKind::Update => "update",
@@ -206,6 +209,17 @@ fn summary(p: &Planned) -> String {
     if rebased > 0 {
         s.push_str(&format!(", {rebased} rebased"));
     }
+    if !p.plan.left_out.is_empty() {
+        s.push_str(&format!(
+            " · left out: {}",
+            p.plan
+                .left_out
+                .iter()
+                .map(|f| f.path.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     if !p.plan.held_back.is_empty() {
         s.push_str(&format!(
             " · held back: {}",
@@ -234,6 +248,7 @@ fn details(p: &Planned) -> Value {
         "taskId": p.plan.task.id,
         "files": p.plan.files.iter().map(|f| json!({"path": f.path, "kind": kind_of(f), "rebased": f.rebased})).collect::<Vec<_>>(),
         "heldBack": p.plan.held_back.iter().map(|h| json!({"path": h.path, "reason": h.reason})).collect::<Vec<_>>(),
+        "leftOut": p.plan.left_out.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
         "conflicts": p.plan.conflicts.iter().map(|c| json!({"path": c.path, "why": c.why})).collect::<Vec<_>>(),
         "checks": p.checks,
         "checksPassed": failed(&p.checks).is_empty(),
@@ -338,7 +353,7 @@ impl TypedTool for MergeTaskDraft {
         }
         write_manuscript(ctx, &p.plan.files)?;
         let merged: Vec<String> = p.plan.files.iter().map(|f| f.path.clone()).collect();
-        let held = p.plan.held_back.clone();
+        let held = p.plan.not_merged();
         let mut out = run_op(&board(ctx), move |c: &Connection| {
             merge::finish(c, &id, &merged, &held, Some(&who))
         })?;
