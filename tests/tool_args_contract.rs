@@ -251,6 +251,9 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_heartbeat_done",
     "fn_goal_create",
     "fn_goal_archive",
+    // The merge gate (merger).
+    "merge_task_draft",
+    "fn_report_build_failure",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

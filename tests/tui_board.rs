@@ -190,6 +190,58 @@ fn columns_with_cards_and_goals() {
     snap("board_columns", filled, "");
 }
 
+/// `filled`, plus NB-001's executor at work: it edited the chapter file it had read and wrote
+/// a note outside the task's `## File Scope`, in its draft area (no approval asked).
+fn drafted() -> Book {
+    use nbook::engine::{Approval, CallStatus, Decision, Mode, ToolCall};
+    let b = filled();
+    let page = b.root.join("manuscript/012-chapter/012.md");
+    std::fs::create_dir_all(page.parent().unwrap()).unwrap();
+    let text = "The harbour was empty.\nFlett waited.\nThe bell rang.\n";
+    std::fs::write(&page, text).unwrap();
+    let sid = b
+        .engine
+        .create_session("executor", Mode::Normal, "NB-001", None)
+        .unwrap()
+        .id;
+    b.engine
+        .set_session_state(
+            &sid,
+            vec![(nbook::tools::fusion::SESSION_TASK.into(), json!("NB-001"))],
+        )
+        .unwrap();
+    for (tool, args) in [
+        (
+            "edit",
+            json!({"path": "manuscript/012-chapter/012.md", "edits": [{"oldText": "Flett waited.", "newText": "Flett waited in the rain."}]}),
+        ),
+        (
+            "write",
+            json!({"path": "notes/flett.md", "content": "Flett hates the rain.\n"}),
+        ),
+    ] {
+        let call = ToolCall {
+            id: String::new(),
+            name: tool.into(),
+            arguments: args,
+        };
+        // Any approval asked would be rejected: these calls must not ask.
+        let reject = Approval::Auto {
+            decision: Decision::Reject { reason: None },
+            by: "test",
+        };
+        let r = rt().block_on(b.engine.call(&sid, call, reject));
+        assert_eq!(r.status, CallStatus::Ok, "{tool}: {}", r.content);
+    }
+    assert_eq!(std::fs::read_to_string(&page).unwrap(), text);
+    b
+}
+
+#[test]
+fn the_opened_task_shows_the_draft_diff_so_far() {
+    snap("board_task_draft", drafted, "j <Enter>");
+}
+
 #[test]
 fn enter_opens_the_task() {
     snap("board_task_detail", filled, "j <Enter>");

@@ -20,9 +20,12 @@
 //! behind the engine contract.
 
 pub mod assign;
+pub mod checks;
 pub mod docs;
+pub mod draft;
 pub mod error;
 pub mod goals;
+pub mod merge;
 pub mod model;
 pub mod prompt;
 pub mod scope;

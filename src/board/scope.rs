@@ -41,6 +41,45 @@ pub fn check_entry(raw: &str) -> BoardResult<String> {
     Ok(entry.to_string())
 }
 
+/// Whether the project-relative `path` lies inside the scope: an entry equal to it, a folder
+/// entry above it (`manuscript/act-2` or `manuscript/act-2/`), or a glob matching it (`*` and
+/// `?` within one segment, `**` any number of segments).
+pub fn in_scope(scope: &[String], path: &str) -> bool {
+    scope.iter().any(|entry| {
+        let e = entry.trim_end_matches('/');
+        if e.contains(['*', '?']) {
+            let pat: Vec<&str> = e.split('/').collect();
+            let segs: Vec<&str> = path.split('/').collect();
+            glob_segments(&pat, &segs)
+        } else {
+            path == e
+                || path
+                    .strip_prefix(e)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        }
+    })
+}
+
+fn glob_segments(pat: &[&str], segs: &[&str]) -> bool {
+    match pat.split_first() {
+        None => segs.is_empty(),
+        Some((&"**", rest)) => (0..=segs.len()).any(|i| glob_segments(rest, &segs[i..])),
+        Some((p, rest)) => match segs.split_first() {
+            Some((s, tail)) => glob_one(p.as_bytes(), s.as_bytes()) && glob_segments(rest, tail),
+            None => false,
+        },
+    }
+}
+
+fn glob_one(p: &[u8], s: &[u8]) -> bool {
+    match p.split_first() {
+        None => s.is_empty(),
+        Some((b'*', rest)) => (0..=s.len()).any(|i| glob_one(rest, &s[i..])),
+        Some((b'?', rest)) => !s.is_empty() && glob_one(rest, &s[1..]),
+        Some((c, rest)) => s.first() == Some(c) && glob_one(rest, &s[1..]),
+    }
+}
+
 /// `scheme:` at the start (http:, https:, file:, mailto:, and drive letters such as `C:`,
 /// which are absolute paths anyway).
 fn is_url(s: &str) -> bool {
@@ -55,6 +94,37 @@ fn is_url(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scope_matches_files_folders_and_globs() {
+        let scope: Vec<String> = [
+            "manuscript/012.md",
+            "notes/act-2",
+            "lorebook/*.md",
+            "drafts/**/ch?.md",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for inside in [
+            "manuscript/012.md",
+            "notes/act-2/flett.md",
+            "lorebook/harbour.md",
+            "drafts/ch1.md",
+            "drafts/a/b/ch2.md",
+        ] {
+            assert!(in_scope(&scope, inside), "{inside}");
+        }
+        for outside in [
+            "manuscript/013.md",
+            "notes/act-20/x.md",
+            "lorebook/deep/x.md",
+            "drafts/a/ch10.md",
+            "manuscript/012.md.bak",
+        ] {
+            assert!(!in_scope(&scope, outside), "{outside}");
+        }
+    }
 
     #[test]
     fn relative_paths_and_globs_pass_everything_else_is_refused() {

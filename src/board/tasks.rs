@@ -91,7 +91,7 @@ pub fn all(c: &Connection, columns: Option<&[&str]>) -> BoardResult<Vec<Task>> {
     Ok(out)
 }
 
-fn save(c: &Connection, t: &Task) -> BoardResult<()> {
+pub(crate) fn save(c: &Connection, t: &Task) -> BoardResult<()> {
     let enc = |v: &dyn erased::Ser| v.json();
     c.execute(
         "UPDATE nbook_board_task SET title=?2, description=?3, column_id=?4, status=?5, priority=?6,
@@ -250,7 +250,11 @@ fn path_to(g: &HashMap<String, Vec<String>>, from: &str, to: &str) -> Option<Vec
     None
 }
 
-fn need_column(t: &Task, action: &'static str, allowed: &[&'static str]) -> BoardResult<()> {
+pub(crate) fn need_column(
+    t: &Task,
+    action: &'static str,
+    allowed: &[&'static str],
+) -> BoardResult<()> {
     if t.column == ARCHIVED && !allowed.contains(&ARCHIVED) {
         return Err(BoardError::Archived { id: t.id.clone() });
     }

@@ -19,6 +19,8 @@ pub struct CallArgs {
     pub approve: bool,
     pub reject: bool,
     pub args: Option<String>,
+    /// The board task the session works on (session state `board.task`).
+    pub task: Option<String>,
 }
 
 pub fn exit_code(status: CallStatus) -> u8 {
@@ -61,12 +63,36 @@ fn read_args(given: Option<String>) -> Result<Value, Failure> {
     Ok(v)
 }
 
+/// Make the CLI session work on `task` (checked to exist), or on none: the session is reused
+/// across calls, so a task set by an earlier `--task` is cleared when this call names none.
+fn set_task(
+    engine: &crate::engine::Engine,
+    session: &str,
+    task: Option<&str>,
+) -> Result<(), Failure> {
+    use crate::tools::fusion::SESSION_TASK;
+    let value = match task.map(str::trim) {
+        Some(id) => {
+            let b = crate::board::Board::new(engine.workspace().root(), engine.workspace().name());
+            b.read(|c| crate::board::tasks::require(c, id))
+                .map_err(|e| Failure::usage(format!("--task {id}: {e}")))?;
+            Value::String(id.to_string())
+        }
+        None if engine.session_state(session).contains_key(SESSION_TASK) => Value::Null,
+        None => return Ok(()),
+    };
+    engine
+        .set_session_state(session, vec![(SESSION_TASK.to_string(), value)])
+        .map_err(|e| Failure::tool(e.to_string()))
+}
+
 pub async fn call(a: CallArgs, dirs: Dirs) -> Result<u8, Failure> {
     let args = read_args(a.args)?;
     let engine = Arc::new(open_engine(&a.project, &dirs)?);
     let session = engine
         .open_cli_session(&a.profile, a.mode)
         .map_err(Failure::usage)?;
+    set_task(&engine, &session, a.task.as_deref())?;
     let approval = if a.approve {
         Approval::Auto {
             decision: Decision::Approve,

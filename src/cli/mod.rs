@@ -79,6 +79,10 @@ pub enum Command {
         /// Arguments as JSON (read from stdin when omitted and stdin is not a terminal)
         #[arg(long)]
         args: Option<String>,
+        /// Call as a session working on this board task (e.g. NB-001): an executor's file
+        /// tools then work in the task's draft area
+        #[arg(long)]
+        task: Option<String>,
     },
     /// One agent run, headless; events are printed as JSON lines
     Run {
@@ -299,6 +303,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             approve,
             reject,
             args,
+            task,
         }) => {
             call::call(
                 call::CallArgs {
@@ -309,6 +314,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
                     approve,
                     reject,
                     args,
+                    task,
                 },
                 dirs,
             )

@@ -200,6 +200,9 @@ impl Engine {
         }
         let targets = tool.write_targets(&ctx, &args);
         let mut verdict = self.verdict_for(actor, &ctx, call, &targets, effects);
+        if super::draft_route::is_routed(&ctx, &self.ws) {
+            verdict = super::draft_route::relax(verdict, ctx.mode);
+        }
         if let (Some(requests), Actor::Agent) = (&egress, actor) {
             verdict = policy::combine(verdict, self.egress_verdict(&ctx, call, requests));
         }
@@ -342,6 +345,9 @@ impl Engine {
             services: Some(self.clone()),
             cancel: Default::default(),
         };
+        // A task session's file tools work in the task's draft area.
+        let ctx = super::draft_route::route(ctx, registered.tool.as_ref(), &args)
+            .map_err(|e| Box::new(CallResult::tool_error(call, &e)))?;
         Ok(Admitted {
             tool: registered.tool.clone(),
             ctx,
@@ -699,6 +705,7 @@ impl Engine {
         approved: Option<Vec<String>>,
     ) -> CallResult {
         let session_id = ctx.session_id.clone();
+        let draft = super::draft_route::draft_task(&ctx, &self.ws);
         // Dropping this future (the run was cancelled) cancels the tool's token.
         let _abandon = ctx.cancel.clone().drop_guard();
         let (outcome, capture) = tokio::task::spawn_blocking(move || {
@@ -712,6 +719,7 @@ impl Engine {
         .await
         .unwrap_or_else(|e| (Err(ToolError::failed(format!("tool crashed: {e}"))), None));
         self.note_capture(&session_id, &call.id, capture);
+        let outcome = super::draft_route::annotate(outcome, draft.as_deref());
         self.finish(&session_id, call, outcome)
     }
 

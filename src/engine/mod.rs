@@ -10,6 +10,7 @@ pub mod author;
 mod call_result;
 pub mod clients;
 pub mod dispatch;
+mod draft_route;
 pub mod effects;
 mod egress;
 pub mod history;
@@ -922,6 +923,7 @@ fn missing_profile(key: &str) -> Profile {
         creation: profiles::Creation::SystemOnly,
         world_access: profiles::WorldAccess::None,
         tools: Vec::new(),
+        draft: false,
         initial_schema: None,
         payload_schema: None,
         output_schema: None,

@@ -36,6 +36,10 @@ struct ProfileFile {
     creation: Creation,
     world_access: WorldAccess,
     tools: Vec<String>,
+    /// In a task session, route the file tools to the task's draft area (board roles that
+    /// write prose: executor, step-session).
+    #[serde(default)]
+    draft: bool,
     #[serde(default)]
     initial_schema: Option<toml::Value>,
     #[serde(default)]
@@ -52,6 +56,9 @@ pub struct Profile {
     pub creation: Creation,
     pub world_access: WorldAccess,
     pub tools: Vec<String>,
+    /// A task session of this profile reads and writes files in the task's draft area
+    /// (`crate::engine::draft_route`), never in the manuscript.
+    pub draft: bool,
     pub initial_schema: Option<Value>,
     pub payload_schema: Option<Value>,
     pub output_schema: Option<Value>,
@@ -96,6 +103,7 @@ impl Profile {
             creation: f.creation,
             world_access: f.world_access,
             tools: f.tools,
+            draft: f.draft,
             prompt: prompt.to_string(),
             source: source.to_string(),
         })

@@ -17,6 +17,7 @@ use crate::world::calendar::Calendar;
 use crate::world::query::WorldView;
 use crate::world::{pool, WorldError};
 
+pub use crate::board::draft::{DraftChangeKind, DraftDiff};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 
@@ -60,6 +61,8 @@ pub struct BoardTaskDetail {
     /// oldest first.
     pub documents: Vec<(crate::board::DocumentInfo, Vec<u64>)>,
     pub log: Vec<crate::board::TaskLogEntry>,
+    /// The draft area's changes so far (`None`: the task has no draft area yet).
+    pub draft: Option<Vec<crate::board::draft::DraftDiff>>,
 }
 
 /// Log entries a task's detail shows (the newest).
@@ -167,10 +170,12 @@ impl ReadModel {
                 documents.push((d, revs));
             }
             let log = crate::board::tasks::logs(c, id, BOARD_LOG_LIMIT)?;
+            let draft = crate::board::draft::diffs(&self.root, &task)?;
             Ok(BoardTaskDetail {
                 task,
                 documents,
                 log,
+                draft,
             })
         })?)
     }

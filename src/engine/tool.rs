@@ -260,6 +260,13 @@ pub trait Tool: Send + Sync {
     fn write_targets(&self, _ctx: &ToolCtx, _args: &CallArgs) -> Vec<String> {
         Vec::new()
     }
+    /// For file tools: the paths a call reads or writes (as the agent gave them), so a task
+    /// session's draft area can copy them up before the call runs there
+    /// (`super::draft_route`). `None`: the tool cannot run in a draft area, and a draft
+    /// session's call of it is refused.
+    fn draft_paths(&self, _ctx: &ToolCtx, _args: &CallArgs) -> Option<Vec<String>> {
+        None
+    }
     /// Dry run: what the call will change, computed without changing anything.
     fn preview(&self, _ctx: &ToolCtx, args: &CallArgs) -> Result<Preview, ToolError> {
         Ok(Preview {

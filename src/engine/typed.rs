@@ -44,6 +44,10 @@ pub trait TypedTool: Send + Sync + 'static {
     fn write_targets(&self, _ctx: &ToolCtx, _args: &Self::Args) -> Vec<String> {
         Vec::new()
     }
+    /// See [`Tool::draft_paths`].
+    fn draft_paths(&self, _ctx: &ToolCtx, _args: &Self::Args) -> Option<Vec<String>> {
+        None
+    }
     /// Dry run; `raw` is the call's JSON (the default preview shows it).
     fn preview(
         &self,
@@ -136,6 +140,13 @@ impl<T: TypedTool> Tool for T {
         match parsed::<T>(args) {
             Ok(a) => TypedTool::write_targets(self, ctx, &a),
             Err(_) => Vec::new(),
+        }
+    }
+    fn draft_paths(&self, ctx: &ToolCtx, args: &CallArgs) -> Option<Vec<String>> {
+        match parsed::<T>(args) {
+            Ok(a) => TypedTool::draft_paths(self, ctx, &a),
+            // Unparseable arguments never reach a tool; no paths, the call fails on its own.
+            Err(_) => Some(Vec::new()),
         }
     }
     fn preview(&self, ctx: &ToolCtx, args: &CallArgs) -> Result<Preview, ToolError> {

@@ -197,6 +197,14 @@ impl TypedTool for ApplyPatch {
             Err(_) => Vec::new(),
         }
     }
+    fn draft_paths(&self, _ctx: &ToolCtx, args: &PatchArgs) -> Option<Vec<String>> {
+        // An unparseable patch names no paths; the call then fails as it would anywhere.
+        Some(
+            patch::parse_patch(patch_arg(args))
+                .map(|h| hunk_paths(&h))
+                .unwrap_or_default(),
+        )
+    }
     fn preview(&self, ctx: &ToolCtx, args: &PatchArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let (hunks, planned) = plan(ctx, args)?;
         let mut changes = Vec::new();

@@ -249,6 +249,9 @@ impl TypedTool for Read {
         Effects::touches(&[Files])
     };
     const PARALLEL_SAFE: bool = true;
+    fn draft_paths(&self, _ctx: &ToolCtx, args: &ReadArgs) -> Option<Vec<String>> {
+        Some(vec![args.path.clone()])
+    }
     fn run(&self, ctx: &ToolCtx, args: &ReadArgs) -> Result<ToolOutput, ToolError> {
         let r = resolve(ctx, &args.path, Access::Read)?;
         let offset = args.offset.unwrap_or(1).max(1) as usize;
@@ -292,6 +295,9 @@ impl TypedTool for Write {
     };
     fn write_targets(&self, ctx: &ToolCtx, args: &WriteArgs) -> Vec<String> {
         path_targets(ctx, &args.path)
+    }
+    fn draft_paths(&self, _ctx: &ToolCtx, args: &WriteArgs) -> Option<Vec<String>> {
+        Some(vec![args.path.clone()])
     }
     fn preview(&self, ctx: &ToolCtx, args: &WriteArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let r = resolve_creatable(ctx, &args.path)?;
@@ -473,6 +479,10 @@ impl TypedTool for Edit {
             .map(|b| json!({"oldText": b.old_text, "newText": b.new_text}))
             .collect();
         Ok(json!({"path": args.path, "edits": edits}))
+    }
+
+    fn draft_paths(&self, _ctx: &ToolCtx, args: &EditArgs) -> Option<Vec<String>> {
+        Some(vec![args.path.clone()])
     }
     fn preview(&self, ctx: &ToolCtx, args: &EditArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let (r, original, new, _) = planned_edit(ctx, args)?;

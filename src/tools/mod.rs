@@ -125,5 +125,7 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::agents::SpawnAgent))?;
     registry.register(Arc::new(fusion::agents::AskQuestion))?;
     registry.register(Arc::new(fusion::agents::HeartbeatDone))?;
+    registry.register(Arc::new(fusion::merge::MergeTaskDraft))?;
+    registry.register(Arc::new(fusion::merge::ReportBuildFailure))?;
     Ok(())
 }

@@ -18,6 +18,7 @@
 pub mod agents;
 pub mod docs;
 pub mod goals;
+pub mod merge;
 pub mod tasks;
 
 use serde_json::Value;

@@ -1,7 +1,7 @@
 //! Drawing the Board pane (pure functions of `AppState`): the goals line, the columns with
 //! their cards (only the visible window is drawn, so scrolling a 10,000-task board costs the
 //! rows on screen), the empty state that says how to start, the right-hand view (the selected
-//! card, or the opened task: PROMPT.md, steps, documents with revisions, log) and the new-task
+//! card, or the opened task: PROMPT.md, steps, documents with revisions, the draft's diff so far, log) and the new-task
 //! prompt.
 
 use ratatui::buffer::Buffer;
@@ -10,7 +10,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::engine::read::{Task, PAUSED};
+use crate::engine::read::{DraftChangeKind, DraftDiff, Task, PAUSED};
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::board::overlay::BoardOverlay;
@@ -275,6 +275,10 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
                     th.text,
                 ));
             }
+            if let Some(files) = &d.draft {
+                out.push(text(String::new(), th.text));
+                draft_lines(app, files, &mut out);
+            }
             out.push(text(String::new(), th.text));
             out.push(text("PROMPT.md".into(), th.heading2));
             match &t.prompt {
@@ -332,6 +336,65 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
         }
     }
     out
+}
+
+/// The draft's diff so far: one line per changed file (what the merge does with it), then its
+/// diff.
+fn draft_lines(app: &AppState, files: &[DraftDiff], out: &mut Vec<(Line<'static>, usize)>) {
+    let th = &app.theme;
+    out.push((
+        Line::from(Span::styled("Draft (changes so far)", th.heading2)),
+        0,
+    ));
+    if files.is_empty() {
+        out.push((Line::from(Span::styled("  no changes yet", th.dim)), 0));
+    }
+    for f in files {
+        let mark = match f.kind {
+            DraftChangeKind::Add => "A",
+            DraftChangeKind::Update => "M",
+            DraftChangeKind::Delete => "D",
+        };
+        let mut note = Vec::new();
+        if !f.in_scope {
+            note.push("held back at merge: outside ## File Scope");
+        }
+        if f.stale {
+            note.push("the manuscript changed since");
+        }
+        let note = if note.is_empty() {
+            String::new()
+        } else {
+            format!(" · {}", note.join(" · "))
+        };
+        out.push((
+            Line::from(vec![
+                Span::styled(format!("  {mark} {}", f.path), th.text),
+                Span::styled(format!(" +{} -{}{note}", f.added, f.removed), th.dim),
+            ]),
+            4,
+        ));
+        for l in &f.diff {
+            let style = if l.starts_with("@@") {
+                th.diff_hunk
+            } else if l.starts_with("+++") || l.starts_with("---") {
+                th.diff_header
+            } else if l.starts_with('+') {
+                th.diff_add
+            } else if l.starts_with('-') {
+                th.diff_del
+            } else {
+                th.text
+            };
+            out.push((
+                Line::from(Span::styled(
+                    format!("    {}", crate::text::escape_for_terminal(l)),
+                    style,
+                )),
+                4,
+            ));
+        }
+    }
 }
 
 /// Column, status, progress, priority, dependencies and waiting approvals in one line.

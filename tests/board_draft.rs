@@ -1,0 +1,712 @@
+//! Draft areas and the merge gate through the real engine on a real project (issue #16): a
+//! task session of the executor profile writes, edits, patches and deletes in its task's
+//! draft (no approval under `supervised`, the manuscript byte-identical), reads its own
+//! changes, and is refused paths outside the project; the merger's `merge_task_draft`
+//! previews only in-scope files as file diffs (the rest held back), with the book's checks,
+//! writes exactly those files when approved (task → Done), changes nothing when rejected,
+//! rebases a stale draft that applies cleanly and returns a conflicting one to Drafting;
+//! `fn_report_build_failure` sends the task back with its message.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nbook::board::draft::{self, DraftChangeKind};
+use nbook::board::tasks::{self, Done, DoneOutcome, NewTask};
+use nbook::board::Board;
+use nbook::config::{Config, Dirs, Preset};
+use nbook::engine::{
+    Approval, CallResult, CallStatus, ChangeKind, Decision, Engine, Mode, PreviewBody, ToolCall,
+};
+use nbook::tools::fusion::SESSION_TASK;
+use serde_json::{json, Value};
+
+struct Fx {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    engine: Arc<Engine>,
+    board: Board,
+}
+
+const APPROVE: Approval = Approval::Auto {
+    decision: Decision::Approve,
+    by: "test",
+};
+
+/// Any call that asks the author is rejected: a call that succeeds under it never asked.
+fn reject() -> Approval {
+    Approval::Auto {
+        decision: Decision::Reject {
+            reason: Some("the test rejects every approval".into()),
+        },
+        by: "test",
+    }
+}
+
+fn fx() -> Fx {
+    fx_with(Preset::Supervised)
+}
+
+fn fx_with(preset: Preset) -> Fx {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("book");
+    nbook::workspace::init::init(&root, Some("Book")).unwrap();
+    for (p, text) in [
+        ("manuscript/012/a.md", "one\ntwo\nthree\nfour\nfive\n"),
+        ("manuscript/012/b.md", "Flett waits at the harbour.\n"),
+        ("notes/flett.md", "Flett's notes.\n"),
+    ] {
+        let path = root.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let dirs = Dirs {
+        config: tmp.path().join("home"),
+        data: tmp.path().join("home/data"),
+        logs: tmp.path().join("home/logs"),
+    };
+    let mut config = Config::default();
+    config.approval.preset = preset;
+    let ws = nbook::workspace::Workspace::open(&root).unwrap();
+    let engine =
+        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
+    let board = Board::new(&root, "book");
+    Fx {
+        _tmp: tmp,
+        root,
+        engine,
+        board,
+    }
+}
+
+fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall {
+        id: String::new(),
+        name: name.into(),
+        arguments: args,
+    }
+}
+
+/// Every file of the project outside `.nbook/`, with its bytes.
+fn manuscript(root: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".nbook" {
+                continue;
+            }
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+impl Fx {
+    /// A task planned with `## File Scope` = manuscript/012/*.md, promoted to Drafting.
+    fn drafting_task(&self) -> String {
+        let new = NewTask {
+            description: "Draft chapter 12 from its brief".into(),
+            ..NewTask::default()
+        };
+        let out = self.board.commit(|c| tasks::create(c, &new)).unwrap();
+        let id = out.outcome.value["taskId"].as_str().unwrap().to_string();
+        let p = format!("# Task: {id} — Draft chapter 12\n\n## Mission\nDraft it.\n\n## Steps\n### Step 0: Preflight\n### Step 1: Draft\n\n## File Scope\n- manuscript/012/*.md\n\n## Acceptance Criteria\n- Done.\n");
+        self.board
+            .commit(|c| tasks::write_prompt(c, &id, &p, None))
+            .unwrap();
+        self.board
+            .commit(|c| tasks::promote(c, &id, false, None))
+            .unwrap();
+        id
+    }
+
+    fn to_review(&self, id: &str) {
+        let d = Done {
+            outcome: DoneOutcome::Completed,
+            summary: Some("drafted".into()),
+            blocked_by: Vec::new(),
+            reason: None,
+            actor: None,
+        };
+        self.board.commit(|c| tasks::done(c, id, &d)).unwrap();
+        assert_eq!(self.task(id).column, "review");
+    }
+
+    fn task(&self, id: &str) -> nbook::board::Task {
+        self.board.read(|c| tasks::require(c, id)).unwrap()
+    }
+
+    fn session(&self, profile: &str, task: &str) -> String {
+        let sid = self
+            .engine
+            .create_session(profile, Mode::Normal, "t", None)
+            .unwrap()
+            .id;
+        self.engine
+            .set_session_state(&sid, vec![(SESSION_TASK.into(), json!(task))])
+            .unwrap();
+        sid
+    }
+
+    async fn run(&self, sid: &str, tool: &str, args: Value, approval: Approval) -> CallResult {
+        self.engine.call(sid, call(tool, args), approval).await
+    }
+
+    /// The call succeeds without asking the author (any approval asked is rejected).
+    async fn unasked(&self, sid: &str, tool: &str, args: Value) -> CallResult {
+        let r = self.run(sid, tool, args, reject()).await;
+        assert_eq!(r.status, CallStatus::Ok, "{tool}: {}", r.content);
+        r
+    }
+
+    /// The executor's draft: an edit of a.md (line 2), a patch of b.md, a new c.md and the
+    /// deletion of notes/flett.md (outside the scope).
+    async fn draft_changes(&self, id: &str) -> String {
+        let ex = self.session("executor", id);
+        self.unasked(
+            &ex,
+            "edit",
+            json!({"path": "manuscript/012/a.md", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+        )
+        .await;
+        self.unasked(
+            &ex,
+            "apply_patch",
+            json!({"patch": "*** Begin Patch\n*** Update File: manuscript/012/b.md\n@@\n-Flett waits at the harbour.\n+Flett waits at the harbour in the rain.\n*** Delete File: notes/flett.md\n*** End Patch"}),
+        )
+        .await;
+        self.unasked(
+            &ex,
+            "write",
+            json!({"path": "manuscript/012/c.md", "content": "A new scene.\n"}),
+        )
+        .await;
+        ex
+    }
+
+    fn preview_of(&self, r: &CallResult) -> nbook::engine::Preview {
+        assert_eq!(r.status, CallStatus::NeedsApproval, "{}", r.content);
+        r.preview.clone().expect("a preview")
+    }
+
+    fn log_text(&self, id: &str) -> String {
+        self.board
+            .read(|c| tasks::logs(c, id, 100))
+            .unwrap()
+            .into_iter()
+            .map(|e| e.action)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn read_text(r: &CallResult) -> String {
+    r.content.clone()
+}
+
+#[tokio::test]
+async fn executor_writes_edits_patches_and_deletes_land_in_the_draft_only() {
+    let f = fx();
+    let id = f.drafting_task();
+    let before = manuscript(&f.root);
+    let ex = f.draft_changes(&id).await;
+    assert_eq!(manuscript(&f.root), before, "the manuscript changed");
+    // Reads see the draft: the edit, the patch, the new file; the deleted file is gone.
+    let a = f
+        .unasked(&ex, "read", json!({"path": "manuscript/012/a.md"}))
+        .await;
+    assert!(read_text(&a).contains("TWO"), "{}", a.content);
+    let b = f
+        .unasked(&ex, "read", json!({"path": "manuscript/012/b.md"}))
+        .await;
+    assert!(b.content.contains("in the rain"), "{}", b.content);
+    let gone = f
+        .run(&ex, "read", json!({"path": "notes/flett.md"}), reject())
+        .await;
+    assert!(!gone.ok, "{}", gone.content);
+    // A file the draft never touched reads as the manuscript, also after the author edits it.
+    std::fs::write(f.root.join("manuscript/012/d.md"), "Author's page.\n").unwrap();
+    let d = f
+        .unasked(&ex, "read", json!({"path": "manuscript/012/d.md"}))
+        .await;
+    assert!(d.content.contains("Author's page."), "{}", d.content);
+    std::fs::write(
+        f.root.join("manuscript/012/d.md"),
+        "Author's page, revised.\n",
+    )
+    .unwrap();
+    let d = f
+        .unasked(&ex, "read", json!({"path": "manuscript/012/d.md"}))
+        .await;
+    assert!(d.content.contains("revised"), "{}", d.content);
+    // The draft's change list (the Board's "draft diff so far").
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    let changes = draft::changes(&ws, &id).unwrap();
+    let kinds: Vec<(String, DraftChangeKind)> =
+        changes.iter().map(|c| (c.path.clone(), c.kind)).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("manuscript/012/a.md".into(), DraftChangeKind::Update),
+            ("manuscript/012/b.md".into(), DraftChangeKind::Update),
+            ("manuscript/012/c.md".into(), DraftChangeKind::Add),
+            ("notes/flett.md".into(), DraftChangeKind::Delete),
+        ]
+    );
+    assert!(f
+        .root
+        .join(format!(".nbook/tasks/{id}/draft/manuscript/012/c.md"))
+        .is_file());
+}
+
+#[tokio::test]
+async fn a_path_outside_the_project_is_a_typed_error_and_nothing_is_written() {
+    let f = fx();
+    let id = f.drafting_task();
+    let ex = f.session("executor", &id);
+    let before = manuscript(&f.root);
+    for path in ["../escape.md", "/tmp/nbook-draft-escape.md", ".nbook/x.md"] {
+        let r = f
+            .run(
+                &ex,
+                "write",
+                json!({"path": path, "content": "x"}),
+                reject(),
+            )
+            .await;
+        assert_eq!(r.status, CallStatus::ToolError, "{path}: {}", r.content);
+        let d = r.details.unwrap_or(Value::Null);
+        assert_eq!(d["code"], "DRAFT_PATH_OUTSIDE_PROJECT", "{path}: {d}");
+        assert_eq!(d["taskId"], json!(id));
+    }
+    assert!(!f.root.parent().unwrap().join("escape.md").exists());
+    assert!(!Path::new("/tmp/nbook-draft-escape.md").exists());
+    assert_eq!(manuscript(&f.root), before);
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    assert!(draft::changes(&ws, &id).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_merge_previews_in_scope_files_holds_back_the_rest_and_writes_exactly_them() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let before = manuscript(&f.root);
+    // The preview, without deciding: file diffs of the in-scope files plus the merge report.
+    let r = f
+        .run(&merger, "merge_task_draft", json!({}), Approval::Fail)
+        .await;
+    let p = f.preview_of(&r);
+    let PreviewBody::Files { changes } = &p.body else {
+        panic!("not a file preview: {:?}", p.body)
+    };
+    let paths: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+    let report = format!(".nbook/tasks/{id}/merge-report.md");
+    assert_eq!(
+        paths,
+        vec![
+            "manuscript/012/a.md",
+            "manuscript/012/b.md",
+            "manuscript/012/c.md",
+            report.as_str()
+        ]
+    );
+    assert_eq!(changes[2].kind, ChangeKind::Add);
+    assert!(changes[0].diff.contains("-two") && changes[0].diff.contains("+TWO"));
+    assert!(
+        p.summary.contains("held back: notes/flett.md"),
+        "{}",
+        p.summary
+    );
+    assert!(changes[3]
+        .diff
+        .contains("+- notes/flett.md — outside ## File Scope"));
+    assert_eq!(manuscript(&f.root), before);
+    // Approved: exactly the in-scope files change; the task is Done.
+    let r = f.run(&merger, "merge_task_draft", json!({}), APPROVE).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    let after = manuscript(&f.root);
+    let changed: std::collections::BTreeSet<&String> = after
+        .keys()
+        .chain(before.keys())
+        .filter(|k| after.get(*k) != before.get(*k))
+        .collect();
+    let changed: Vec<&String> = changed.into_iter().collect();
+    assert_eq!(
+        changed,
+        vec![
+            "manuscript/012/a.md",
+            "manuscript/012/b.md",
+            "manuscript/012/c.md"
+        ]
+    );
+    assert_eq!(
+        after["manuscript/012/a.md"],
+        b"one\nTWO\nthree\nfour\nfive\n"
+    );
+    assert_eq!(after["notes/flett.md"], b"Flett's notes.\n");
+    let t = f.task(&id);
+    assert_eq!(t.column, "done");
+    assert!(f
+        .log_text(&id)
+        .contains("held back in the draft: notes/flett.md"));
+    assert!(f.root.join(&report).is_file());
+    // Merged files leave the draft; the held-back deletion stays there.
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    let left: Vec<String> = draft::changes(&ws, &id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(left, vec!["notes/flett.md".to_string()]);
+}
+
+#[tokio::test]
+async fn a_rejected_merge_changes_nothing() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let before = manuscript(&f.root);
+    let rev = f.task(&id).revision;
+    let r = f
+        .run(&merger, "merge_task_draft", json!({}), reject())
+        .await;
+    assert_eq!(r.status, CallStatus::Rejected, "{}", r.content);
+    assert_eq!(manuscript(&f.root), before);
+    let t = f.task(&id);
+    assert_eq!((t.column.as_str(), t.revision), ("review", rev));
+    assert!(!f
+        .root
+        .join(format!(".nbook/tasks/{id}/merge-report.md"))
+        .exists());
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    assert_eq!(draft::changes(&ws, &id).unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn a_stale_merge_that_applies_cleanly_is_rebased() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    // The author changes another line of a.md after the draft copied it.
+    std::fs::write(
+        f.root.join("manuscript/012/a.md"),
+        "one\ntwo\nthree\nfour\nFIVE\n",
+    )
+    .unwrap();
+    let merger = f.session("merger", &id);
+    let r = f.run(&merger, "merge_task_draft", json!({}), APPROVE).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    assert!(r.content.contains("1 rebased"), "{}", r.content);
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("manuscript/012/a.md")).unwrap(),
+        "one\nTWO\nthree\nfour\nFIVE\n"
+    );
+    assert_eq!(f.task(&id).column, "done");
+}
+
+#[tokio::test]
+async fn a_conflicting_stale_merge_returns_the_task_to_drafting() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    // The author rewrote the very line the draft changed.
+    let theirs = "one\nzwei\nthree\nfour\nfive\n";
+    std::fs::write(f.root.join("manuscript/012/a.md"), theirs).unwrap();
+    let before = manuscript(&f.root);
+    let merger = f.session("merger", &id);
+    let r = f
+        .run(&merger, "merge_task_draft", json!({}), Approval::Fail)
+        .await;
+    let p = f.preview_of(&r);
+    assert!(
+        p.summary.starts_with(&format!("Return {id} to Drafting")),
+        "{}",
+        p.summary
+    );
+    let r = f.run(&merger, "merge_task_draft", json!({}), APPROVE).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    assert_eq!(r.details.as_ref().unwrap()["outcome"], "returned");
+    assert_eq!(
+        manuscript(&f.root),
+        before,
+        "a conflict wrote the manuscript"
+    );
+    let t = f.task(&id);
+    assert_eq!(
+        (t.column.as_str(), t.status.as_str()),
+        ("drafting", "merge-conflict")
+    );
+    assert!(f.log_text(&id).contains("manuscript/012/a.md"));
+    // The executor finds both versions in its draft.
+    let ex = f.session("executor", &id);
+    let a = f
+        .unasked(&ex, "read", json!({"path": "manuscript/012/a.md"}))
+        .await;
+    assert!(
+        a.content.contains("<<<<<<< draft") && a.content.contains("zwei"),
+        "{}",
+        a.content
+    );
+    // Finished again without resolving them, the merge's checks say so.
+    f.to_review(&id);
+    let r = f
+        .run(
+            &merger,
+            "merge_task_draft",
+            json!({"check_only": true}),
+            reject(),
+        )
+        .await;
+    let d = r.details.unwrap();
+    assert_eq!(d["checksPassed"], false, "{d}");
+    assert!(
+        r.content
+            .contains("FAIL conflict: manuscript/012/a.md still holds unresolved conflict markers"),
+        "{}",
+        r.content
+    );
+}
+
+#[tokio::test]
+async fn report_build_failure_sends_the_task_back_with_the_message() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let blank = f
+        .run(
+            &merger,
+            "fn_report_build_failure",
+            json!({"message": "   "}),
+            APPROVE,
+        )
+        .await;
+    assert_eq!(blank.status, CallStatus::ToolError, "{}", blank.content);
+    assert_eq!(blank.details.unwrap()["code"], "INVALID_ARGUMENT");
+    assert_eq!(f.task(&id).column, "review");
+    let r = f
+        .run(
+            &merger,
+            "fn_report_build_failure",
+            json!({"message": "brief: chapter 12's writer brief is needs_plot"}),
+            APPROVE,
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    let t = f.task(&id);
+    assert_eq!(
+        (t.column.as_str(), t.status.as_str()),
+        ("drafting", "build-failed")
+    );
+    assert!(f.log_text(&id).contains(
+        "the book's checks failed at merge: brief: chapter 12's writer brief is needs_plot"
+    ));
+    // A second report finds the task no longer in Review.
+    let again = f
+        .run(
+            &merger,
+            "fn_report_build_failure",
+            json!({"message": "x"}),
+            APPROVE,
+        )
+        .await;
+    assert_eq!(again.details.unwrap()["code"], "TASK_WRONG_COLUMN");
+}
+
+#[tokio::test]
+async fn a_failing_book_check_shows_in_the_preview_and_in_check_only() {
+    let f = fx();
+    let id = f.drafting_task();
+    let ex = f.session("executor", &id);
+    f.unasked(
+        &ex,
+        "write",
+        json!({"path": "manuscript/012/ch.md", "content": "---\nchapter: no-such-chapter\n---\nText.\n"}),
+    )
+    .await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let r = f
+        .run(
+            &merger,
+            "merge_task_draft",
+            json!({"check_only": true}),
+            reject(),
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    let d = r.details.unwrap();
+    assert_eq!(d["checksPassed"], false, "{d}");
+    assert_eq!(f.task(&id).column, "review");
+    let r = f
+        .run(&merger, "merge_task_draft", json!({}), Approval::Fail)
+        .await;
+    let p = f.preview_of(&r);
+    assert!(p.summary.contains("checks FAILED"), "{}", p.summary);
+    assert!(p.summary.contains("no-such-chapter"), "{}", p.summary);
+    let PreviewBody::Files { changes } = &p.body else {
+        panic!("{:?}", p.body)
+    };
+    let report = changes.last().unwrap();
+    assert!(
+        report
+            .diff
+            .contains("+- FAIL brief: manuscript/012/ch.md names chapter no-such-chapter"),
+        "{}",
+        report.diff
+    );
+}
+
+#[tokio::test]
+async fn routing_is_the_profiles_choice_and_the_tasks_records_stay_readable() {
+    let f = fx();
+    let id = f.drafting_task();
+    // A step session drafts too.
+    let step = f.session("step-session", &id);
+    f.unasked(
+        &step,
+        "write",
+        json!({"path": "manuscript/012/s.md", "content": "A step's page.\n"}),
+    )
+    .await;
+    assert!(!f.root.join("manuscript/012/s.md").exists());
+    // The executor reads its PROMPT.md where the prompt says it is.
+    let ex = f.session("executor", &id);
+    let p = f
+        .unasked(
+            &ex,
+            "read",
+            json!({"path": format!(".nbook/tasks/{id}/PROMPT.md")}),
+        )
+        .await;
+    assert!(p.content.contains("## File Scope"), "{}", p.content);
+    // A profile that does not opt in writes the manuscript, through the approval gate, even
+    // in a task session: the rejection changes nothing.
+    let writer = f.session("writer", &id);
+    let r = f
+        .run(
+            &writer,
+            "write",
+            json!({"path": "manuscript/012/w.md", "content": "x"}),
+            reject(),
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::Rejected, "{}", r.content);
+    assert!(!f.root.join("manuscript/012/w.md").exists());
+}
+
+#[tokio::test]
+async fn a_session_task_that_is_not_on_the_board_is_refused() {
+    let f = fx();
+    for bogus in ["NB-404", "../../escape"] {
+        let ex = f.session("executor", bogus);
+        let r = f
+            .run(
+                &ex,
+                "write",
+                json!({"path": "manuscript/012/x.md", "content": "x"}),
+                reject(),
+            )
+            .await;
+        assert_eq!(r.status, CallStatus::ToolError, "{bogus}: {}", r.content);
+        assert_eq!(r.details.unwrap()["code"], "TASK_NOT_FOUND", "{bogus}");
+    }
+    assert!(!f.root.join(".nbook/tasks/NB-404").exists());
+    assert!(!f.root.join("escape").exists() && !f.root.parent().unwrap().join("escape").exists());
+    assert!(!f.root.join("manuscript/012/x.md").exists());
+}
+
+#[tokio::test]
+async fn the_locked_preset_still_refuses_draft_writes() {
+    let f = fx_with(Preset::Locked);
+    let id = f.drafting_task();
+    let ex = f.session("executor", &id);
+    let r = f
+        .run(
+            &ex,
+            "edit",
+            json!({"path": "manuscript/012/a.md", "edits": [{"oldText": "two", "newText": "TWO"}]}),
+            APPROVE,
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::Refused, "{}", r.content);
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    assert!(draft::changes(&ws, &id).unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_merge_of_some_files_writes_only_them_and_its_report_reads_the_same() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let report_of = |p: &nbook::engine::Preview| match &p.body {
+        PreviewBody::Files { changes } => changes.last().unwrap().diff.clone(),
+        b => panic!("{b:?}"),
+    };
+    let whole = f
+        .run(&merger, "merge_task_draft", json!({}), Approval::Fail)
+        .await;
+    let whole = f.preview_of(&whole);
+    let only = json!({"files": ["manuscript/012/a.md"]});
+    let part = f
+        .run(&merger, "merge_task_draft", only.clone(), Approval::Fail)
+        .await;
+    let part = f.preview_of(&part);
+    let PreviewBody::Files { changes } = &part.body else {
+        panic!("{:?}", part.body)
+    };
+    assert_eq!(changes.len(), 2, "a.md and the report");
+    assert_eq!(changes[0].path, "manuscript/012/a.md");
+    assert_eq!(report_of(&part), report_of(&whole));
+    assert!(
+        part.summary
+            .contains("left out: manuscript/012/b.md, manuscript/012/c.md"),
+        "{}",
+        part.summary
+    );
+    let before = manuscript(&f.root);
+    let r = f.run(&merger, "merge_task_draft", only, APPROVE).await;
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    let after = manuscript(&f.root);
+    assert_eq!(
+        after["manuscript/012/a.md"],
+        b"one\nTWO\nthree\nfour\nfive\n"
+    );
+    assert_eq!(after["manuscript/012/b.md"], before["manuscript/012/b.md"]);
+    assert!(!after.contains_key("manuscript/012/c.md"));
+    assert_eq!(f.task(&id).column, "done");
+    assert!(f
+        .log_text(&id)
+        .contains("manuscript/012/b.md (left out of this merge)"));
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    let left: Vec<String> = draft::changes(&ws, &id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(
+        left,
+        vec![
+            "manuscript/012/b.md",
+            "manuscript/012/c.md",
+            "notes/flett.md"
+        ]
+    );
+}
