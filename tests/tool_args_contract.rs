@@ -241,6 +241,9 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     // The author's Board moves (author-only).
     "fn_task_move",
     "fn_task_pause",
+    "fn_task_steer",
+    // The runner's spec review (triage).
+    "fn_review_spec",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

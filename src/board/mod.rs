@@ -24,7 +24,9 @@ pub mod error;
 pub mod goals;
 pub mod model;
 pub mod prompt;
+pub mod review;
 pub mod scope;
+pub mod steering;
 pub mod tasks;
 
 use std::collections::BTreeMap;

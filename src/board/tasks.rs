@@ -1069,3 +1069,56 @@ pub fn set_paused(
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }
+
+/// The scheduler's move of a task between lifecycle stages (`crate::runner`): a column of the
+/// task's workflow and a sub-status, with one task-log entry saying why. `from` is the column
+/// the runner saw; a task that moved meanwhile (the author moved it) is left alone.
+pub fn set_stage(
+    c: &Connection,
+    id: &str,
+    from: &str,
+    column: &str,
+    status: &str,
+    why: &str,
+    outcome: Option<&str>,
+    actor: &str,
+) -> BoardResult<Outcome> {
+    let mut t = require(c, id)?;
+    let wf = workflow_of(&t)?;
+    let col = wf.column(column).ok_or_else(|| {
+        BoardError::invalid(
+            "column",
+            format!("workflow {} has no column {column}", wf.id),
+        )
+    })?;
+    if t.column != from {
+        return Err(BoardError::WrongColumn {
+            id: t.id.clone(),
+            column: t.column.clone(),
+            action: "the scheduler's next stage",
+            allowed: vec![wf.column(from).map_or(PLANNING, |c| c.id)],
+        });
+    }
+    t.column = col.id.into();
+    t.status = status.to_string();
+    save(c, &t)?;
+    let mut out = Outcome::default();
+    log(c, &mut out, &t.id, why, outcome, Some(actor))?;
+    out.text = why.to_string();
+    out.value = json!({"taskId": t.id, "column": col.id, "status": status});
+    out.touched.push(Touched::Task(t.id));
+    Ok(out)
+}
+
+/// Task-log entries whose outcome is one of `outcomes`, oldest first (the scheduler counts
+/// review verdicts this way and reads the latest notes).
+pub fn logs_with_outcome(
+    c: &Connection,
+    task: &str,
+    outcomes: &[&str],
+) -> BoardResult<Vec<TaskLogEntry>> {
+    Ok(logs(c, task, usize::MAX >> 1)?
+        .into_iter()
+        .filter(|e| e.outcome.as_deref().is_some_and(|o| outcomes.contains(&o)))
+        .collect())
+}

@@ -42,6 +42,15 @@ pub trait ToolServices: Send + Sync {
         title: Option<&str>,
     ) -> Result<SessionInfo, AgentError>;
     fn detach_agent(&self, caller: &str, id: &str) -> Result<&'static str, AgentError>;
+    /// Create a session of `profile_key` working on board task `task` (`board.task`), linked
+    /// to `parent` when there is one.
+    fn create_task_session(
+        &self,
+        parent: Option<&str>,
+        profile_key: &str,
+        task: &str,
+        title: &str,
+    ) -> Result<SessionInfo, AgentError>;
     fn set_title(&self, id: &str, title: &str);
     /// The agent host, when this process runs agents (the TUI, `nbook run`).
     fn host(&self) -> Option<Arc<dyn AgentHost>>;
@@ -92,6 +101,15 @@ impl ToolServices for Engine {
     }
     fn detach_agent(&self, caller: &str, id: &str) -> Result<&'static str, AgentError> {
         Engine::detach_agent(self, caller, id)
+    }
+    fn create_task_session(
+        &self,
+        parent: Option<&str>,
+        profile_key: &str,
+        task: &str,
+        title: &str,
+    ) -> Result<SessionInfo, AgentError> {
+        Engine::create_task_session(self, parent, profile_key, task, title)
     }
     fn set_title(&self, id: &str, title: &str) {
         Engine::set_title(self, id, title)

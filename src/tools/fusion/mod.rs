@@ -16,6 +16,7 @@
 //! parameter (fn_task_update, fn_task_done, …) can only ever touch the session's task.
 
 pub mod docs;
+pub mod review;
 pub mod tasks;
 
 use serde_json::Value;
