@@ -223,10 +223,10 @@ async fn board_run_once_reports_a_call_waiting_for_the_author_and_exits_3() {
     );
 }
 
-/// A project without a model for the role: the task parks with the reason instead of
-/// looping, and the run ends idle.
+/// A project without a model for the role: no session starts, the run says why once and
+/// ends idle, and the task is unchanged.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn board_run_once_without_a_model_parks_the_task_with_the_reason() {
+async fn board_run_once_without_a_model_says_why_and_changes_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -241,14 +241,14 @@ async fn board_run_once_without_a_model_parks_the_task_with_the_reason() {
     let out = nbook(&c, &["board", "run", "--once", "--json"], &root).await;
     assert_eq!(out.status.code(), Some(0));
     let events = lines(&out);
-    let parked = events
-        .iter()
-        .find(|e| e["event"] == "task_moved")
-        .expect("parked");
-    assert_eq!(parked["status"], "needs-author");
-    assert!(
-        parked["message"].as_str().unwrap().contains("model"),
-        "{parked}"
-    );
-    assert_eq!(events.last().unwrap()["reason"], "idle");
+    let problems: Vec<&Value> = events.iter().filter(|e| e["event"] == "problem").collect();
+    assert_eq!(problems.len(), 1, "{events:#?}");
+    assert_eq!(problems[0]["task"], "NB-001");
+    let msg = problems[0]["message"].as_str().unwrap();
+    assert!(msg.contains("no triage session") && msg.contains("model"), "{msg}");
+    assert!(events.iter().all(|e| e["event"] != "session_started" && e["event"] != "task_moved"));
+    let last = events.last().unwrap();
+    assert_eq!(last["reason"], "idle");
+    assert_eq!(last["tasks"][0]["column"], "planning");
+    assert_eq!(last["tasks"][0]["status"], "");
 }

@@ -84,6 +84,9 @@ pub struct RunnerStatus {
     pub running: usize,
     pub limit: usize,
     pub sessions: Vec<SessionLine>,
+    /// Why a runnable task gets no session (no model for its role), if one does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// What the scheduler did, as it happened.
@@ -141,6 +144,8 @@ pub struct Runner {
     rework_bound: u32,
     enabled: AtomicBool,
     active: Mutex<BTreeMap<String, Active>>,
+    /// Why a task could not get its session, by task (reported once per reason).
+    problems: Mutex<BTreeMap<String, String>>,
     /// One tick at a time: two would both see a free slot.
     ticking: Mutex<()>,
     wake: Notify,
@@ -166,6 +171,7 @@ impl Runner {
             rework_bound: cfg.rework_bound(),
             enabled: AtomicBool::new(true),
             active: Mutex::new(BTreeMap::new()),
+            problems: Mutex::new(BTreeMap::new()),
             ticking: Mutex::new(()),
             wake: Notify::new(),
             events: broadcast::channel(256).0,
@@ -230,6 +236,10 @@ impl Runner {
             running: sessions.len(),
             limit: self.limit,
             sessions,
+            problem: lock(&self.problems)
+                .iter()
+                .next_back()
+                .map(|(task, why)| format!("{task}: {why}")),
         }
     }
 
@@ -318,6 +328,11 @@ impl Runner {
                     }
                 }
                 Next::Start(role) => {
+                    if let Err(e) = self.host.model_for(role.profile()) {
+                        self.cannot_start(t, role, &e);
+                        continue;
+                    }
+                    lock(&self.problems).remove(&t.id);
                     if self.start(t, role) {
                         done.started += 1;
                     }
@@ -468,6 +483,22 @@ impl Runner {
                 Err(_) => self.release_steering(&comments),
             }
         }
+    }
+
+    /// A runnable task gets no session (no model for its role): said once per reason, the
+    /// task left as it is; the next tick tries again (a reloaded config.toml applies).
+    fn cannot_start(&self, t: &Task, role: Role, why: &str) {
+        let why = format!("no {} session: {why}", role.profile());
+        let mut p = lock(&self.problems);
+        if p.get(&t.id) == Some(&why) {
+            return;
+        }
+        p.insert(t.id.clone(), why.clone());
+        drop(p);
+        self.emit(RunnerEvent::Problem {
+            task: t.id.clone(),
+            message: why,
+        });
     }
 
     /// The latest review's notes for `t`, when the last verdict sent it back.

@@ -419,6 +419,10 @@ impl AppState {
             Action::StoryJobDone { ticket, result } => self.story_job_done(ticket, result),
             Action::WorldJobDone { ticket, result } => self.world_job_done(ticket, result),
             Action::BoardJobDone { ticket, result } => self.board_job_done(ticket, result),
+            Action::BoardScheduler(status) => {
+                self.board.scheduler = Some(status);
+                Vec::new()
+            }
             Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
             Action::EffectFailed(msg) => {
                 self.error(msg);

@@ -21,6 +21,8 @@ pub enum BoardWrite {
     Move { task: String, column: String },
     /// `p`: pause (true) or resume (false).
     Pause { task: String, paused: bool },
+    /// `s`: a steering comment for the task's agent.
+    Steer { task: String, text: String },
 }
 
 impl BoardWrite {
@@ -35,6 +37,9 @@ impl BoardWrite {
             }
             BoardWrite::Pause { task, paused } => {
                 ("fn_task_pause", json!({"task_id": task, "paused": paused}))
+            }
+            BoardWrite::Steer { task, text } => {
+                ("fn_task_steer", json!({"task_id": task, "text": text}))
             }
         }
     }

@@ -1,6 +1,7 @@
-//! The Board pane's prompt: `n` asks for the new task's description (its first line becomes
-//! the title). An empty description keeps the prompt open and says what to type. Keys reach
-//! it through the `[input]` section (Enter creates, Esc cancels).
+//! The Board pane's prompts: `n` asks for the new task's description (its first line becomes
+//! the title); `s` asks for a steering comment for the selected task. Empty text keeps the
+//! prompt open and says what to type. Keys reach them through the `[input]` section (Enter
+//! sends, Esc cancels).
 
 use tui_textarea::TextArea;
 
@@ -14,24 +15,30 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    Steer {
+        task: String,
+        input: TextArea<'static>,
+        error: Option<String>,
+    },
 }
 
 impl BoardOverlay {
     pub fn name(&self) -> &'static str {
         match self {
             BoardOverlay::New { .. } => "board_new",
+            BoardOverlay::Steer { .. } => "board_steer",
         }
     }
 
     pub fn text(&self) -> Option<&TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } => Some(input),
+            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
         }
     }
 
     pub fn text_mut(&mut self) -> Option<&mut TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } => Some(input),
+            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
         }
     }
 }
@@ -44,11 +51,55 @@ impl AppState {
         })));
     }
 
+    /// `s`: the steering prompt for the selected task (not Done or Archived).
+    pub(crate) fn board_open_steer(&mut self) {
+        let Some(t) = self.board.selected_task() else {
+            self.info("No task selected to steer: n creates one.");
+            return;
+        };
+        if matches!(t.column.as_str(), "done" | "archived") {
+            let msg = format!("{} is finished; nobody works on it to steer.", t.id);
+            self.info(msg);
+            return;
+        }
+        let task = t.id.clone();
+        self.overlay = Some(Overlay::Board(Box::new(BoardOverlay::Steer {
+            task,
+            input: single_line("e.g. Keep the storm for the last scene"),
+            error: None,
+        })));
+    }
+
     pub(crate) fn board_overlay_command(&mut self, cmd: Command) -> Vec<Effect> {
         let Some(Overlay::Board(o)) = &mut self.overlay else {
             return Vec::new();
         };
-        let BoardOverlay::New { input, error } = o.as_mut();
+        if let BoardOverlay::Steer { task, input, error } = o.as_mut() {
+            return match cmd {
+                Command::Accept | Command::Submit => {
+                    let text = text_of(input).trim().to_string();
+                    if text.is_empty() {
+                        *error = Some(
+                            "Type the comment for the task's agent, e.g. \"Keep the storm for the last scene\"."
+                                .into(),
+                        );
+                        return Vec::new();
+                    }
+                    let task = task.clone();
+                    self.overlay = None;
+                    self.board_write(BoardWrite::Steer { task, text })
+                }
+                Command::Cancel => {
+                    self.overlay = None;
+                    self.info("Steering cancelled: nothing was sent.");
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+        }
+        let BoardOverlay::New { input, error } = o.as_mut() else {
+            return Vec::new();
+        };
         match cmd {
             Command::Accept | Command::Submit => {
                 let text = text_of(input).trim().to_string();
@@ -73,7 +124,7 @@ impl AppState {
 
     pub(crate) fn board_text_changed(&mut self) -> Vec<Effect> {
         if let Some(Overlay::Board(o)) = &mut self.overlay {
-            let BoardOverlay::New { error, .. } = o.as_mut();
+            let (BoardOverlay::New { error, .. } | BoardOverlay::Steer { error, .. }) = o.as_mut();
             *error = None;
         }
         Vec::new()

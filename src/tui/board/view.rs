@@ -79,6 +79,53 @@ fn empty_lines(app: &AppState) -> Vec<(String, Style)> {
     ]
 }
 
+/// The scheduler's line at the top of the pane: on or stopped, the running task sessions
+/// against the limit, and why a runnable task gets no session (none where no scheduler runs).
+fn scheduler_line(app: &AppState) -> Option<Line<'static>> {
+    let s = app.board.scheduler.as_ref()?;
+    let th = &app.theme;
+    let toggle = key(app, Command::BoardScheduler);
+    let (state, style) = if s.enabled {
+        ("Scheduler on".to_string(), th.heading2)
+    } else {
+        (format!("Scheduler stopped ({toggle} starts it)"), th.tool_wait)
+    };
+    let mut spans = vec![
+        Span::styled(state, style),
+        Span::styled(format!(" · running {}/{}", s.running, s.limit), th.text),
+    ];
+    let waiting = s.sessions.iter().filter(|x| x.waiting).count();
+    if waiting > 0 {
+        spans.push(Span::styled(
+            format!(" · {waiting} waiting for you"),
+            th.tool_wait,
+        ));
+    }
+    if let Some(p) = &s.problem {
+        spans.push(Span::styled(format!(" · {p}"), th.status_error));
+    }
+    Some(Line::from(spans))
+}
+
+/// The session working on task `id`, as its card shows it (`▶ executor #4`).
+fn session_of(app: &AppState, id: &str) -> Option<String> {
+    let s = app.board.scheduler.as_ref()?;
+    let mine: Vec<String> = s
+        .sessions
+        .iter()
+        .filter(|x| x.task == id)
+        .map(|x| {
+            format!(
+                "{} #{}{}",
+                x.role,
+                x.session_id,
+                if x.waiting { " ⧗" } else { "" }
+            )
+        })
+        .collect();
+    (!mine.is_empty()).then(|| format!(" ▶ {}", mine.join(", ")))
+}
+
 /// The goals line at the top of the pane (none when there are no active goals).
 fn goals_line(app: &AppState) -> Option<Line<'static>> {
     let d = app.board.data.as_ref()?;
@@ -109,7 +156,13 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
     }
     let waiting = pending(app, &t.id);
     let badge = (waiting > 0).then(|| format!(" ⧗{waiting}"));
-    let fixed = 2 + t.id.len() + 1 + tail.len() + badge.as_ref().map_or(0, |b| b.len());
+    let working = session_of(app, &t.id);
+    let fixed = 2
+        + t.id.len()
+        + 1
+        + tail.len()
+        + badge.as_ref().map_or(0, |b| b.len())
+        + working.as_ref().map_or(0, |w| w.chars().count());
     let title = fit_width(&t.title, width.saturating_sub(fixed).max(1), Cut::End);
     let status_style = match t.status.as_str() {
         "failed" => th.status_error,
@@ -121,6 +174,9 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
         Span::styled(title, th.text),
         Span::styled(tail, status_style),
     ];
+    if let Some(w) = working {
+        spans.push(Span::styled(w, th.tool_wait));
+    }
     if let Some(b) = badge {
         spans.push(Span::styled(b, th.badge));
     }
@@ -130,6 +186,16 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
 pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     let b = &app.board;
     let t = &app.theme;
+    let mut area = area;
+    if let Some(l) = scheduler_line(app) {
+        put_line(buf, area, 0, &l);
+        area = Rect::new(
+            area.x,
+            area.y + 1,
+            area.width,
+            area.height.saturating_sub(1),
+        );
+    }
     if b.is_empty() {
         let rows = empty_lines(app)
             .into_iter()
@@ -137,7 +203,6 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
         draw_top_down(area, buf, rows);
         return;
     }
-    let mut area = area;
     if let Some(g) = goals_line(app) {
         put_line(buf, area, 0, &g);
         area = Rect::new(
@@ -351,17 +416,27 @@ fn own(line: Line<'_>) -> Line<'static> {
 
 pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let BoardOverlay::New { input, error } = o;
+    let (title, ask, input, error) = match o {
+        BoardOverlay::New { input, error } => (
+            "New task".to_string(),
+            "What is the task for? (its first line becomes the title)".to_string(),
+            input,
+            error,
+        ),
+        BoardOverlay::Steer { task, input, error } => (
+            format!("Steer {task}"),
+            "A comment for the task's agent: its live session gets it at its next turn, else its next session does.".to_string(),
+            input,
+            error,
+        ),
+    };
     let r = centered(area, 72, if error.is_some() { 8 } else { 6 });
-    let inside = overlay_frame("New task", r, buf, t);
+    let inside = overlay_frame(&title, r, buf, t);
     put_line(
         buf,
         inside,
         0,
-        &Line::from(Span::styled(
-            "What is the task for? (its first line becomes the title)",
-            t.dim,
-        )),
+        &Line::from(Span::styled(ask, t.dim)),
     );
     if inside.height > 1 {
         input.render(Rect::new(inside.x, inside.y + 1, inside.width, 1), buf);
