@@ -84,9 +84,15 @@ pub struct RunnerStatus {
     pub running: usize,
     pub limit: usize,
     pub sessions: Vec<SessionLine>,
-    /// Why a runnable task gets no session (no model for its role), if one does not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub problem: Option<String>,
+    /// Runnable tasks that get no session, and why (no model for their role).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<TaskProblem>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TaskProblem {
+    pub task: String,
+    pub message: String,
 }
 
 /// What the scheduler did, as it happened.
@@ -236,10 +242,13 @@ impl Runner {
             running: sessions.len(),
             limit: self.limit,
             sessions,
-            problem: lock(&self.problems)
+            problems: lock(&self.problems)
                 .iter()
-                .next_back()
-                .map(|(task, why)| format!("{task}: {why}")),
+                .map(|(task, message)| TaskProblem {
+                    task: task.clone(),
+                    message: message.clone(),
+                })
+                .collect(),
         }
     }
 

@@ -84,27 +84,65 @@ fn empty_lines(app: &AppState) -> Vec<(String, Style)> {
 fn scheduler_line(app: &AppState) -> Option<Line<'static>> {
     let s = app.board.scheduler.as_ref()?;
     let th = &app.theme;
-    let toggle = key(app, Command::BoardScheduler);
     let (state, style) = if s.enabled {
-        ("Scheduler on".to_string(), th.heading2)
+        ("Scheduler on", th.heading2)
     } else {
-        (format!("Scheduler stopped ({toggle} starts it)"), th.tool_wait)
+        ("Scheduler off", th.tool_wait)
     };
     let mut spans = vec![
-        Span::styled(state, style),
-        Span::styled(format!(" · running {}/{}", s.running, s.limit), th.text),
+        Span::styled(state.to_string(), style),
+        Span::styled(format!(" · {}/{} running", s.running, s.limit), th.text),
     ];
     let waiting = s.sessions.iter().filter(|x| x.waiting).count();
     if waiting > 0 {
+        spans.push(Span::styled(format!(" · ⧗{waiting} waiting"), th.tool_wait));
+    }
+    if !s.problems.is_empty() {
         spans.push(Span::styled(
-            format!(" · {waiting} waiting for you"),
-            th.tool_wait,
+            format!(
+                " · {} without a session",
+                crate::text::count(s.problems.len(), "task", "tasks")
+            ),
+            th.status_error,
         ));
     }
-    if let Some(p) = &s.problem {
-        spans.push(Span::styled(format!(" · {p}"), th.status_error));
+    if !s.enabled {
+        spans.push(Span::styled(
+            format!(" · {} starts it", key(app, Command::BoardScheduler)),
+            th.dim,
+        ));
     }
     Some(Line::from(spans))
+}
+
+/// What the scheduler says about task `id`: the session working on it, or why it gets none.
+fn scheduler_facts(app: &AppState, id: &str) -> Vec<(String, bool)> {
+    let Some(s) = app.board.scheduler.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, bool)> = s
+        .sessions
+        .iter()
+        .filter(|x| x.task == id)
+        .map(|x| {
+            (
+                format!(
+                    "Worked on by {} session #{}{}",
+                    x.role,
+                    x.session_id,
+                    if x.waiting { ", waiting for you" } else { "" }
+                ),
+                false,
+            )
+        })
+        .collect();
+    out.extend(
+        s.problems
+            .iter()
+            .filter(|p| p.task == id)
+            .map(|p| (format!("No session: {}", p.message), true)),
+    );
+    out
 }
 
 /// The session working on task `id`, as its card shows it (`▶ executor #4`).
@@ -286,6 +324,9 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
             let t = &d.task;
             out.push(text(format!("{} — {}", t.id, t.title), th.heading));
             out.push(text(facts(app, t), th.dim));
+            for (line, bad) in scheduler_facts(app, &t.id) {
+                out.push(text(line, if bad { th.status_error } else { th.tool_wait }));
+            }
             out.push(text(String::new(), th.text));
             out.push(text("Steps".into(), th.heading2));
             if t.steps.is_empty() {
@@ -357,6 +398,9 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
         _ => {
             out.push(text(format!("{} — {}", task.id, task.title), th.heading));
             out.push(text(facts(app, task), th.dim));
+            for (line, bad) in scheduler_facts(app, &task.id) {
+                out.push(text(line, if bad { th.status_error } else { th.tool_wait }));
+            }
             out.push(text(String::new(), th.text));
             out.push(text(task.description.clone(), th.text));
             out.push(text(String::new(), th.text));
