@@ -156,7 +156,7 @@ fn without_a_scheduler_the_board_has_no_header_line() {
     a.update(Action::BoardScheduler(on_with_one_session()));
     let s = screen(&mut a, 120, 40);
     assert!(s.contains("Scheduler on · 1/2 running"), "{s}");
-    assert!(s.contains("▶ executor #4"), "{s}");
+    assert!(s.contains("NB-001 ▶ executor #4 Draft"), "{s}");
 }
 
 #[test]

@@ -145,7 +145,7 @@ fn scheduler_facts(app: &AppState, id: &str) -> Vec<(String, bool)> {
     out
 }
 
-/// The session working on task `id`, as its card shows it (`▶ executor #4`).
+/// The session working on task `id`, as its card shows it after the id (`▶ executor #4 `).
 fn session_of(app: &AppState, id: &str) -> Option<String> {
     let s = app.board.scheduler.as_ref()?;
     let mine: Vec<String> = s
@@ -161,7 +161,7 @@ fn session_of(app: &AppState, id: &str) -> Option<String> {
             )
         })
         .collect();
-    (!mine.is_empty()).then(|| format!(" ▶ {}", mine.join(", ")))
+    (!mine.is_empty()).then(|| format!("▶ {} ", mine.join(", ")))
 }
 
 /// The goals line at the top of the pane (none when there are no active goals).
@@ -209,12 +209,11 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
     };
     let mut spans = vec![
         Span::styled(format!("  {} ", t.id), th.meta),
+        // The session at work comes before the title, so a narrow pane cuts the title first.
+        Span::styled(working.unwrap_or_default(), th.tool_wait),
         Span::styled(title, th.text),
         Span::styled(tail, status_style),
     ];
-    if let Some(w) = working {
-        spans.push(Span::styled(w, th.tool_wait));
-    }
     if let Some(b) = badge {
         spans.push(Span::styled(b, th.badge));
     }
