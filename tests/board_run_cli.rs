@@ -95,7 +95,11 @@ fn lines(out: &std::process::Output) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn board_run_once_takes_a_task_through_its_stages_and_prints_json_lines() {
     let server = Server::start(vec![
-        tool_call("c1", "fn_task_prompt_write", &json!({"content": plan("NB-001")})),
+        tool_call(
+            "c1",
+            "fn_task_prompt_write",
+            &json!({"content": plan("NB-001")}),
+        ),
         text("Planned."),
         tool_call("c2", "fn_task_done", &json!({"summary": "Drafted."})),
         text("APPROVE\nReads well."),
@@ -108,7 +112,12 @@ async fn board_run_once_takes_a_task_through_its_stages_and_prints_json_lines() 
     );
     let root = c.root.clone();
     let out = nbook(&c, &["board", "create", "Draft chapter 12"], &root).await;
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let out = nbook(&c, &["board", "run", "--once", "--json"], &root).await;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -245,8 +254,13 @@ async fn board_run_once_without_a_model_says_why_and_changes_nothing() {
     assert_eq!(problems.len(), 1, "{events:#?}");
     assert_eq!(problems[0]["task"], "NB-001");
     let msg = problems[0]["message"].as_str().unwrap();
-    assert!(msg.contains("no triage session") && msg.contains("model"), "{msg}");
-    assert!(events.iter().all(|e| e["event"] != "session_started" && e["event"] != "task_moved"));
+    assert!(
+        msg.contains("no triage session") && msg.contains("model"),
+        "{msg}"
+    );
+    assert!(events
+        .iter()
+        .all(|e| e["event"] != "session_started" && e["event"] != "task_moved"));
     let last = events.last().unwrap();
     assert_eq!(last["reason"], "idle");
     assert_eq!(last["tasks"][0]["column"], "planning");

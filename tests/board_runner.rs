@@ -230,21 +230,33 @@ async fn a_task_goes_from_planning_through_one_revise_to_the_merger() {
                     "",
                     json!([
                         call("fn_task_update", json!({"step": 0, "status": "done"})),
-                        call("fn_task_update", json!({"step": 1, "status": "in-progress"}))
+                        call(
+                            "fn_task_update",
+                            json!({"step": 1, "status": "in-progress"})
+                        )
                     ]),
                 ),
                 turn(
                     "",
-                    json!([call("fn_task_done", json!({"summary": "Chapter 12 drafted."}))]),
+                    json!([call(
+                        "fn_task_done",
+                        json!({"summary": "Chapter 12 drafted."})
+                    )]),
                 ),
                 // After the REVISE.
                 turn(
                     "",
-                    json!([call("fn_task_done", json!({"summary": "The storm comes earlier."}))]),
+                    json!([call(
+                        "fn_task_done",
+                        json!({"summary": "The storm comes earlier."})
+                    )]),
                 ),
             ],
         ),
-        ("merger", vec![turn("merge_task_draft is not here.", json!([]))]),
+        (
+            "merger",
+            vec![turn("merge_task_draft is not here.", json!([]))],
+        ),
     ]);
     let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
     let runner = Runner::new(f.engine.clone(), host.clone());
@@ -368,14 +380,20 @@ async fn the_whole_lifecycle_merges_through_the_queue_and_the_manuscript_changes
                 turn(
                     "",
                     json!([
-                        call("write", json!({"path": chapter, "content": "The storm came late.\n"})),
+                        call(
+                            "write",
+                            json!({"path": chapter, "content": "The storm came late.\n"})
+                        ),
                         call("fn_task_update", json!({"step": 1, "status": "done"}))
                     ]),
                 ),
                 turn("", json!([call("fn_task_done", json!({}))])),
                 turn(
                     "",
-                    json!([call("write", json!({"path": chapter, "content": "The storm came early.\n"}))]),
+                    json!([call(
+                        "write",
+                        json!({"path": chapter, "content": "The storm came early.\n"})
+                    )]),
                 ),
                 turn("", json!([call("fn_task_done", json!({}))])),
             ],
@@ -394,7 +412,10 @@ async fn the_whole_lifecycle_merges_through_the_queue_and_the_manuscript_changes
     runner.spawn(stop.clone());
 
     eventually("the merge waits in the queue", || {
-        f.engine.pending().iter().any(|p| p.tool == "merge_task_draft")
+        f.engine
+            .pending()
+            .iter()
+            .any(|p| p.tool == "merge_task_draft")
     })
     .await;
     assert!(
@@ -439,11 +460,19 @@ async fn three_runnable_tasks_with_a_limit_of_two_run_two_at_a_time() {
         ("executor", vec![done(), done(), done()]),
         (
             "reviewer",
-            vec![turn("APPROVE", json!([])), turn("APPROVE", json!([])), turn("APPROVE", json!([]))],
+            vec![
+                turn("APPROVE", json!([])),
+                turn("APPROVE", json!([])),
+                turn("APPROVE", json!([])),
+            ],
         ),
         (
             "merger",
-            vec![turn("-", json!([])), turn("-", json!([])), turn("-", json!([]))],
+            vec![
+                turn("-", json!([])),
+                turn("-", json!([])),
+                turn("-", json!([])),
+            ],
         ),
     ]);
     let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
@@ -547,7 +576,11 @@ async fn steering_reaches_the_live_session_exactly_once() {
     let stop = tokio_util::sync::CancellationToken::new();
     runner.spawn(stop.clone());
     eventually("the executor runs", || {
-        runner.status().sessions.iter().any(|s| s.role == "executor")
+        runner
+            .status()
+            .sessions
+            .iter()
+            .any(|s| s.role == "executor")
     })
     .await;
     let sid = sessions_of(&f.engine, "executor", &id)[0].clone();
@@ -601,7 +634,11 @@ async fn steering_without_a_live_session_waits_for_the_next_one() {
     let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
     let runner = Runner::new(f.engine.clone(), host.clone());
     runner.set_enabled(false);
-    assert_eq!(runner.tick().started, 0, "a stopped scheduler starts nothing");
+    assert_eq!(
+        runner.tick().started,
+        0,
+        "a stopped scheduler starts nothing"
+    );
     let r = f
         .engine
         .author_call(
@@ -619,7 +656,11 @@ async fn steering_without_a_live_session_waits_for_the_next_one() {
     assert_eq!(runner.tick().started, 1);
     let sid = sessions_of(&f.engine, "executor", &id)[0].clone();
     let msgs = users(&f.engine, &sid);
-    assert!(msgs[0].contains("Write it in the present tense."), "{}", msgs[0]);
+    assert!(
+        msgs[0].contains("Write it in the present tense."),
+        "{}",
+        msgs[0]
+    );
     assert_eq!(
         board(&f).read(|c| steering::undelivered(c, &id)).unwrap(),
         0
@@ -682,7 +723,11 @@ async fn bad_steering_is_refused_and_stores_nothing() {
     let id = create(&f, "Draft chapter 12", &[]).await;
     let r = f
         .engine
-        .author_call("fn_task_steer", json!({"task_id": "NB-999", "text": "x"}), None)
+        .author_call(
+            "fn_task_steer",
+            json!({"task_id": "NB-999", "text": "x"}),
+            None,
+        )
         .await;
     assert!(!r.ok);
     assert_eq!(r.details.as_ref().unwrap()["code"], "TASK_NOT_FOUND");
@@ -703,9 +748,16 @@ async fn bad_steering_is_refused_and_stores_nothing() {
     assert!(r.ok, "{}", r.content);
     let r = f
         .engine
-        .author_call("fn_task_steer", json!({"task_id": id, "text": "late"}), None)
+        .author_call(
+            "fn_task_steer",
+            json!({"task_id": id, "text": "late"}),
+            None,
+        )
         .await;
     assert!(!r.ok);
     assert_eq!(r.details.as_ref().unwrap()["code"], "TASK_WRONG_COLUMN");
-    assert!(board(&f).read(|c| steering::list(c, &id)).unwrap().is_empty());
+    assert!(board(&f)
+        .read(|c| steering::list(c, &id))
+        .unwrap()
+        .is_empty());
 }

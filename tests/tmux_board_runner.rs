@@ -1,8 +1,8 @@
 //! The board's scheduler end to end with the real binary in a real terminal (tmux) and a
 //! scripted model server speaking the OpenAI wire format (tests/provider_support): nbook opens
 //! on a project with one task and the Board shows it move — triage plans it, it goes to
-//! Drafting with the executor on its card, then to Review, approved by the reviewer — and `S`
-//! stops the scheduler.
+//! Drafting with the executor on its card, then to Review, approved by the reviewer — `S`
+//! stops the scheduler and `s` steers the task.
 //!
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where a missing tmux is a failure.
@@ -35,7 +35,10 @@ fn tool_call(id: &str, name: &str, args: &Value, wait: u64) -> Reply {
                 None,
             )
         )),
-        Step::Chunk(format!("data: {}\n\n", chunk(json!({}), Some("tool_calls")))),
+        Step::Chunk(format!(
+            "data: {}\n\n",
+            chunk(json!({}), Some("tool_calls"))
+        )),
         Step::Chunk("data: [DONE]\n\n".into()),
     ])
 }
@@ -51,9 +54,19 @@ async fn the_board_shows_a_task_moving_through_its_stages() {
     }
     let plan = "# Task: NB-001 — Draft chapter 12\n\n## Mission\nDraft chapter 12.\n\n## Steps\n### Step 0: Preflight\n### Step 1: Draft it\n\n## File Scope\n- manuscript/012-chapter.md\n\n## Acceptance Criteria\n- Done.\n";
     let server = Server::start(vec![
-        tool_call("c1", "fn_task_prompt_write", &json!({"content": plan}), 1500),
+        tool_call(
+            "c1",
+            "fn_task_prompt_write",
+            &json!({"content": plan}),
+            1500,
+        ),
         text("Planned."),
-        tool_call("c2", "fn_task_update", &json!({"step": 0, "status": "done"}), 2500),
+        tool_call(
+            "c2",
+            "fn_task_update",
+            &json!({"step": 0, "status": "done"}),
+            2500,
+        ),
         tool_call("c3", "fn_task_done", &json!({"summary": "Drafted."}), 1500),
         Reply::sse(vec![
             Step::Sleep(Duration::from_millis(1500)),
@@ -91,8 +104,18 @@ async fn the_board_shows_a_task_moving_through_its_stages() {
             .unwrap()
     };
     assert!(nbook(&["init", &p, "--title", "Book"]).status.success());
-    let out = nbook(&["board", "create", "Draft chapter 12 from its brief", "--project", &p]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = nbook(&[
+        "board",
+        "create",
+        "Draft chapter 12 from its brief",
+        "--project",
+        &p,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     let t = Tmux::start(
         &format!("nbook-e2e-runner-{}", std::process::id()),
@@ -121,12 +144,24 @@ async fn the_board_shows_a_task_moving_through_its_stages() {
     });
     // S stops the scheduler.
     t.keys(&["S"]);
-    t.wait_for("the stopped scheduler", long, |s| s.contains("Scheduler off"));
+    t.wait_for("the stopped scheduler", long, |s| {
+        s.contains("Scheduler off")
+    });
+    // s steers the task: stored for its next session (none runs now).
+    t.keys(&["s"]);
+    t.wait_for("the steering prompt", long, |s| s.contains("Steer NB-001"));
+    t.type_text("Keep the storm for the last scene");
+    t.keys(&["Enter"]);
+    t.wait_for("the comment stored", long, |s| s.contains("Steering comment"));
     t.keys(&["q"]);
     std::thread::sleep(Duration::from_millis(500));
 
     let out = nbook(&["board", "show", "NB-001", "--json", "--project", &p]);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(text.contains("Review APPROVE"), "{text}");
+    assert!(
+        text.contains("Steering comment added: Keep the storm for the last scene"),
+        "{text}"
+    );
     assert!(server.requests().len() >= 5);
 }

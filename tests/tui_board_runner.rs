@@ -168,7 +168,12 @@ fn shift_s_stops_and_starts_the_scheduler() {
     assert!(a.status.as_ref().unwrap().text.contains("No scheduler"));
     a.update(Action::BoardScheduler(on_with_one_session()));
     assert_eq!(keys(&b, &mut a, "S"), [false]);
-    assert!(a.status.as_ref().unwrap().text.contains("Scheduler stopped"));
+    assert!(a
+        .status
+        .as_ref()
+        .unwrap()
+        .text
+        .contains("Scheduler stopped"));
     let mut off = on_with_one_session();
     off.enabled = false;
     a.update(Action::BoardScheduler(off));
@@ -240,9 +245,16 @@ fn help_and_the_palette_list_the_new_keys() {
     let b = two_tasks();
     let mut a = app(&b, 120, 40);
     let rows = a.keymap.help_rows(nbook::tui::keymap::Context::Board);
-    let row = |k: &str| rows.iter().find(|(keys, _)| keys == k).map(|(_, d)| d.clone());
+    let row = |k: &str| {
+        rows.iter()
+            .find(|(keys, _)| keys == k)
+            .map(|(_, d)| d.clone())
+    };
     assert!(row("s").unwrap().starts_with("Steer the task"), "{rows:?}");
-    assert!(row("S").unwrap().starts_with("Stop the scheduler"), "{rows:?}");
+    assert!(
+        row("S").unwrap().starts_with("Stop the scheduler"),
+        "{rows:?}"
+    );
     // The palette's Board commands: steering needs a live task; the toggle needs a scheduler.
     let cmds = nbook::tui::board::commands::commands(&a);
     let find = |name: &str| {

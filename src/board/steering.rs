@@ -103,10 +103,11 @@ pub fn take(c: &Connection, id: &str, session: &str) -> BoardResult<Outcome> {
         .query_map(params![id, at, session], row)?
         .collect::<Result<_, _>>()?;
     taken.sort_by_key(|s| s.id);
-    let mut out = Outcome::default();
-    out.text = format!("{} steering comment(s) for {id}", taken.len());
-    out.value = serde_json::to_value(&taken).unwrap_or_default();
-    Ok(out)
+    Ok(Outcome {
+        text: format!("{} steering comment(s) for {id}", taken.len()),
+        value: serde_json::to_value(&taken).unwrap_or_default(),
+        ..Outcome::default()
+    })
 }
 
 /// Put comments back as undelivered (their delivery did not happen).

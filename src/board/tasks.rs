@@ -1070,42 +1070,44 @@ pub fn set_paused(
     Ok(out)
 }
 
-/// The scheduler's move of a task between lifecycle stages (`crate::runner`): a column of the
-/// task's workflow and a sub-status, with one task-log entry saying why. `from` is the column
-/// the runner saw; a task that moved meanwhile (the author moved it) is left alone.
-pub fn set_stage(
-    c: &Connection,
-    id: &str,
-    from: &str,
-    column: &str,
-    status: &str,
-    why: &str,
-    outcome: Option<&str>,
-    actor: &str,
-) -> BoardResult<Outcome> {
+/// A stage move of the scheduler (`crate::runner`): from the column it saw to `column` with
+/// sub-status `status`, with one task-log entry (`why`, `outcome`) by `actor`.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage<'a> {
+    pub from: &'a str,
+    pub column: &'a str,
+    pub status: &'a str,
+    pub why: &'a str,
+    pub outcome: Option<&'a str>,
+    pub actor: &'a str,
+}
+
+/// Move a task to its next lifecycle stage. A task that is no longer in `from` (the author
+/// moved it meanwhile) is left alone: a typed error, nothing changed.
+pub fn set_stage(c: &Connection, id: &str, s: &Stage) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
     let wf = workflow_of(&t)?;
-    let col = wf.column(column).ok_or_else(|| {
+    let col = wf.column(s.column).ok_or_else(|| {
         BoardError::invalid(
             "column",
-            format!("workflow {} has no column {column}", wf.id),
+            format!("workflow {} has no column {}", wf.id, s.column),
         )
     })?;
-    if t.column != from {
+    if t.column != s.from {
         return Err(BoardError::WrongColumn {
             id: t.id.clone(),
             column: t.column.clone(),
             action: "the scheduler's next stage",
-            allowed: vec![wf.column(from).map_or(PLANNING, |c| c.id)],
+            allowed: vec![wf.column(s.from).map_or(PLANNING, |c| c.id)],
         });
     }
     t.column = col.id.into();
-    t.status = status.to_string();
+    t.status = s.status.to_string();
     save(c, &t)?;
     let mut out = Outcome::default();
-    log(c, &mut out, &t.id, why, outcome, Some(actor))?;
-    out.text = why.to_string();
-    out.value = json!({"taskId": t.id, "column": col.id, "status": status});
+    log(c, &mut out, &t.id, s.why, s.outcome, Some(s.actor))?;
+    out.text = s.why.to_string();
+    out.value = json!({"taskId": t.id, "column": col.id, "status": s.status});
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }

@@ -276,10 +276,7 @@ impl Engine {
             .map_err(|e| AgentError::Other(e.to_string()))?;
         self.set_session_state(
             &info.id,
-            vec![(
-                crate::tools::fusion::SESSION_TASK.to_string(),
-                json!(task),
-            )],
+            vec![(crate::tools::fusion::SESSION_TASK.to_string(), json!(task))],
         )
         .map_err(|e| AgentError::Other(e.to_string()))?;
         if let Some(p) = parent {

@@ -131,8 +131,13 @@ pub enum RunnerEvent {
     },
     /// Something the scheduler could not do; the task is unchanged unless a `task_moved`
     /// says otherwise.
-    Problem { task: String, message: String },
-    Scheduler { enabled: bool },
+    Problem {
+        task: String,
+        message: String,
+    },
+    Scheduler {
+        enabled: bool,
+    },
 }
 
 /// What one tick did.
@@ -272,9 +277,11 @@ impl Runner {
                 };
                 let Some(me) = weak.upgrade() else { break };
                 match ev {
-                    Ok(EngineEvent::DomainsChanged { domains, session_id, .. })
-                        if domains.contains(&Domain::Board) && session_id != ACTOR =>
-                    {
+                    Ok(EngineEvent::DomainsChanged {
+                        domains,
+                        session_id,
+                        ..
+                    }) if domains.contains(&Domain::Board) && session_id != ACTOR => {
                         me.wake.notify_one()
                     }
                     Ok(_) => {}
@@ -410,8 +417,16 @@ impl Runner {
     /// Move `t` from the column it is in to `column` with `status`, logging `why`.
     fn stage(&self, t: &Task, column: &str, status: &str, why: &str, outcome: &str) -> bool {
         let (id, from) = (t.id.clone(), t.column.clone());
+        let stage = tasks::Stage {
+            from: &from,
+            column,
+            status,
+            why,
+            outcome: Some(outcome),
+            actor: ACTOR,
+        };
         self.commit(t, |c: &rusqlite::Connection| {
-            tasks::set_stage(c, &id, &from, column, status, why, Some(outcome), ACTOR)
+            tasks::set_stage(c, &id, &stage)
         })
     }
 
@@ -529,7 +544,10 @@ impl Runner {
         {
             Ok(i) => i,
             Err(e) => {
-                self.park(t, &format!("the {} session could not be created: {e}", role.profile()));
+                self.park(
+                    t,
+                    &format!("the {} session could not be created: {e}", role.profile()),
+                );
                 return false;
             }
         };
@@ -588,8 +606,8 @@ impl Runner {
         tokio::runtime::Handle::current().spawn(async move {
             let outcome = rx.await.ok();
             let m = me.clone();
-            let _ = tokio::task::spawn_blocking(move || m.finished(&task, role, &sid, outcome))
-                .await;
+            let _ =
+                tokio::task::spawn_blocking(move || m.finished(&task, role, &sid, outcome)).await;
             me.wake.notify_one();
         });
         true
@@ -637,20 +655,35 @@ impl Runner {
             Role::Triage => {
                 // A planned task is promoted by the next tick (once its dependencies are
                 // Done); one without a plan waits for the author.
-                let planned = t.prompt.is_some() && !t.steps.is_empty() && t.status != "needs-replan";
-                if t.column == PLANNING && !planned && t.status != PARKED && t.status != crate::board::PAUSED {
+                let planned =
+                    t.prompt.is_some() && !t.steps.is_empty() && t.status != "needs-replan";
+                if t.column == PLANNING
+                    && !planned
+                    && t.status != PARKED
+                    && t.status != crate::board::PAUSED
+                {
                     self.park(
                         t,
-                        &format!("triage session {sid} ended without a plan (PROMPT.md): {}", why()),
+                        &format!(
+                            "triage session {sid} ended without a plan (PROMPT.md): {}",
+                            why()
+                        ),
                     );
                 }
             }
             Role::Executor => {
                 // fn_task_done moved it on (Review), or it went back to planning / blocked.
-                if t.column == DRAFTING && t.status != "failed" && t.status != PARKED && t.status != crate::board::PAUSED {
+                if t.column == DRAFTING
+                    && t.status != "failed"
+                    && t.status != PARKED
+                    && t.status != crate::board::PAUSED
+                {
                     self.park(
                         t,
-                        &format!("{profile} session {sid} ended without fn_task_done: {}", why()),
+                        &format!(
+                            "{profile} session {sid} ended without fn_task_done: {}",
+                            why()
+                        ),
                     );
                 }
             }
@@ -742,4 +775,3 @@ impl Runner {
         }
     }
 }
-

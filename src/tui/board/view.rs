@@ -475,12 +475,7 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
     };
     let r = centered(area, 72, if error.is_some() { 8 } else { 6 });
     let inside = overlay_frame(&title, r, buf, t);
-    put_line(
-        buf,
-        inside,
-        0,
-        &Line::from(Span::styled(ask, t.dim)),
-    );
+    put_line(buf, inside, 0, &Line::from(Span::styled(ask, t.dim)));
     if inside.height > 1 {
         input.render(Rect::new(inside.x, inside.y + 1, inside.width, 1), buf);
     }
