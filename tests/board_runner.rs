@@ -264,8 +264,10 @@ async fn a_task_goes_from_planning_through_one_revise_to_the_merger() {
     let stop = tokio_util::sync::CancellationToken::new();
     runner.spawn(stop.clone());
 
-    eventually("a merger session starts", || {
-        !sessions_of(&f.engine, "merger", &id).is_empty()
+    eventually("a merger session starts and gets its message", || {
+        sessions_of(&f.engine, "merger", &id)
+            .first()
+            .is_some_and(|m| !users(&f.engine, m).is_empty())
     })
     .await;
     stop.cancel();
@@ -655,6 +657,11 @@ async fn steering_without_a_live_session_waits_for_the_next_one() {
     runner.set_enabled(true);
     assert_eq!(runner.tick().started, 1);
     let sid = sessions_of(&f.engine, "executor", &id)[0].clone();
+    // The run logs its first message once it starts.
+    eventually("the executor's first message is logged", || {
+        !users(&f.engine, &sid).is_empty()
+    })
+    .await;
     let msgs = users(&f.engine, &sid);
     assert!(
         msgs[0].contains("Write it in the present tense."),
