@@ -152,7 +152,9 @@ async fn the_board_shows_a_task_moving_through_its_stages() {
     t.wait_for("the steering prompt", long, |s| s.contains("Steer NB-001"));
     t.type_text("Keep the storm for the last scene");
     t.keys(&["Enter"]);
-    t.wait_for("the comment stored", long, |s| s.contains("Steering comment"));
+    t.wait_for("the comment stored", long, |s| {
+        s.contains("Steering comment")
+    });
     t.keys(&["q"]);
     std::thread::sleep(Duration::from_millis(500));
 

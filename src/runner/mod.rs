@@ -370,7 +370,11 @@ impl Runner {
                 .unwrap_or_default();
             let busy = self.task_sessions();
             let working = busy.iter().any(|s| !s.waiting);
-            let pending_ends = !self.active().is_empty() && busy.is_empty();
+            // A session that ended but whose stage move is not made yet.
+            let pending_ends = self
+                .active()
+                .iter()
+                .any(|a| !self.host.is_running(&a.session_id));
             if tick.started == 0 && tick.promoted == 0 && !working && !pending_ends {
                 return busy;
             }

@@ -128,3 +128,109 @@ pub fn pick(tasks: &[Task], busy: &HashSet<&str>, free: usize) -> Vec<(String, N
     );
     promote
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Step;
+
+    fn task(id: &str, column: &str, status: &str) -> Task {
+        Task {
+            id: id.into(),
+            title: id.into(),
+            description: String::new(),
+            column: column.into(),
+            status: status.into(),
+            priority: "normal".into(),
+            workflow_id: crate::board::DEFAULT_WORKFLOW.into(),
+            dependencies: Vec::new(),
+            steps: Vec::new(),
+            custom_fields: Default::default(),
+            blocked_by: Vec::new(),
+            blocked_reason: None,
+            file_scope: Vec::new(),
+            prompt: None,
+            summary: None,
+            revision: 1,
+            created_at: String::new(),
+            updated_at: String::new(),
+        }
+    }
+
+    fn planned(mut t: Task) -> Task {
+        t.prompt = Some("# Task".into());
+        t.steps = vec![Step {
+            name: "Preflight".into(),
+            status: crate::board::StepStatus::Pending,
+        }];
+        t
+    }
+
+    #[test]
+    fn each_stage_gets_its_role() {
+        let none = HashSet::new();
+        let n = |t: &Task| next_for(t, &none);
+        assert_eq!(n(&task("A", PLANNING, "")), Next::Start(Role::Triage));
+        assert_eq!(n(&planned(task("A", PLANNING, ""))), Next::Promote);
+        assert_eq!(
+            n(&planned(task("A", PLANNING, "needs-replan"))),
+            Next::Start(Role::Triage)
+        );
+        assert_eq!(n(&task("A", DRAFTING, "")), Next::Start(Role::Executor));
+        assert_eq!(n(&task("A", DRAFTING, REVISE)), Next::Start(Role::Executor));
+        assert_eq!(
+            n(&task("A", REVIEW, "awaiting-review")),
+            Next::Start(Role::Reviewer)
+        );
+        assert_eq!(n(&task("A", REVIEW, APPROVED)), Next::Start(Role::Merger));
+    }
+
+    #[test]
+    fn paused_parked_blocked_finished_and_waiting_tasks_are_left_alone() {
+        let none = HashSet::new();
+        for t in [
+            task("A", DRAFTING, PAUSED),
+            task("A", REVIEW, PARKED),
+            task("A", DRAFTING, "failed"),
+            task("A", DONE, ""),
+            task("A", ARCHIVED, ""),
+        ] {
+            assert!(matches!(next_for(&t, &none), Next::Wait(_)), "{t:?}");
+        }
+        let mut dep = task("B", DRAFTING, "");
+        dep.dependencies = vec!["A".into()];
+        assert_eq!(
+            next_for(&dep, &none),
+            Next::Wait("waits for its dependencies")
+        );
+        let done: HashSet<&str> = ["A"].into();
+        assert_eq!(next_for(&dep, &done), Next::Start(Role::Executor));
+    }
+
+    #[test]
+    fn free_slots_go_by_priority_then_nearest_done_and_promotions_need_none() {
+        let mut urgent = task("C", PLANNING, "");
+        urgent.priority = "urgent".into();
+        let tasks = vec![
+            task("A", PLANNING, ""),
+            task("B", DRAFTING, ""),
+            urgent,
+            planned(task("D", PLANNING, "")),
+            task("E", REVIEW, "awaiting-review"),
+        ];
+        let got = pick(&tasks, &HashSet::new(), 2);
+        assert_eq!(
+            got,
+            [
+                ("D".to_string(), Next::Promote),
+                ("C".to_string(), Next::Start(Role::Triage)),
+                ("E".to_string(), Next::Start(Role::Reviewer)),
+            ]
+        );
+        // A task a session works on is skipped; no free slot starts nothing.
+        let busy: HashSet<&str> = ["C"].into();
+        let got = pick(&tasks, &busy, 1);
+        assert_eq!(got[1], ("E".to_string(), Next::Start(Role::Reviewer)));
+        assert_eq!(pick(&tasks, &HashSet::new(), 0).len(), 1);
+    }
+}
