@@ -205,6 +205,9 @@ impl Runner {
     /// Stop (false) or start (true) scheduling new sessions; running ones go on.
     pub fn set_enabled(&self, on: bool) {
         if self.enabled.swap(on, Ordering::Relaxed) != on {
+            // A stopped scheduler starts nothing: what kept tasks from starting is moot
+            // until it runs again (and then it is found again).
+            lock(&self.problems).clear();
             self.emit(RunnerEvent::Scheduler { enabled: on });
             self.wake.notify_one();
         }
