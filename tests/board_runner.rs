@@ -609,6 +609,12 @@ async fn steering_reaches_the_live_session_exactly_once() {
     let rows = board(&f).read(|c| steering::list(c, &id)).unwrap();
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].delivered_to.as_deref(), Some(sid.as_str()));
+    let log = log_text(&f, &id);
+    assert_eq!(
+        log.matches(&format!("delivered to session {sid}")).count(),
+        1,
+        "{log}"
+    );
     let live = seen
         .lock()
         .unwrap()
@@ -767,4 +773,59 @@ async fn bad_steering_is_refused_and_stores_nothing() {
         .read(|c| steering::list(c, &id))
         .unwrap()
         .is_empty());
+}
+
+/// Pausing a task while its executor runs stops that session; the task keeps its stage and is
+/// not parked, and nothing starts for it until it is resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pausing_a_task_stops_its_running_session() {
+    let f = fx(3, 2);
+    let id = create(&f, "Draft chapter 12", &[]).await;
+    planned(&f, &id);
+    let providers = scripts(&[(
+        "executor",
+        vec![
+            slow("", json!([call("fn_task_done", json!({}))]), 5000),
+            turn("", json!([call("fn_task_done", json!({}))])),
+        ],
+    )]);
+    let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
+    let runner = Runner::new(f.engine.clone(), host.clone());
+    let stop = tokio_util::sync::CancellationToken::new();
+    runner.spawn(stop.clone());
+    eventually("the executor runs", || runner.status().running == 1).await;
+    let sid = sessions_of(&f.engine, "executor", &id)[0].clone();
+    let r = f
+        .engine
+        .author_call(
+            "fn_task_pause",
+            json!({"task_id": id, "paused": true}),
+            None,
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    eventually("the session is stopped", || !host.is_running(&sid)).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let t = task(&f, &id);
+    assert_eq!(
+        (t.column.as_str(), t.status.as_str()),
+        ("drafting", "paused")
+    );
+    assert_eq!(sessions_of(&f.engine, "executor", &id).len(), 1);
+    // Resumed: the stage is scheduled again.
+    let r = f
+        .engine
+        .author_call(
+            "fn_task_pause",
+            json!({"task_id": id, "paused": false}),
+            None,
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    eventually("the task reaches Review", || {
+        task(&f, &id).column == "review"
+    })
+    .await;
+    stop.cancel();
+    assert_eq!(sessions_of(&f.engine, "executor", &id).len(), 2);
 }

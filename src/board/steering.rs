@@ -103,11 +103,23 @@ pub fn take(c: &Connection, id: &str, session: &str) -> BoardResult<Outcome> {
         .query_map(params![id, at, session], row)?
         .collect::<Result<_, _>>()?;
     taken.sort_by_key(|s| s.id);
-    Ok(Outcome {
+    let mut out = Outcome {
         text: format!("{} steering comment(s) for {id}", taken.len()),
         value: serde_json::to_value(&taken).unwrap_or_default(),
         ..Outcome::default()
-    })
+    };
+    // The task log says where each went, so the author sees it was delivered once.
+    for t in &taken {
+        tasks::log(
+            c,
+            &mut out,
+            id,
+            &format!("Steering comment {} delivered to session {session}", t.id),
+            None,
+            Some("runner"),
+        )?;
+    }
+    Ok(out)
 }
 
 /// Put comments back as undelivered (their delivery did not happen).

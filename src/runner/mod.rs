@@ -21,6 +21,9 @@
 //! Transitions are the scheduler's own board changes (`tasks::set_stage`, logged with actor
 //! `runner`); the agents' changes go through the engine and its approvals as always.
 //!
+//! **Pausing.** A task the author pauses (or archives) while a role session works on it has
+//! that session cancelled at the next tick; it keeps its stage, and resuming schedules it.
+//!
 //! **Steering.** Each tick hands the task's undelivered comments to its live role session as a
 //! steer (drained at the next turn boundary); a task with no live session keeps them for its
 //! next session's first message. `crate::board::steering::take` marks them delivered in the
@@ -324,6 +327,7 @@ impl Runner {
                 return done;
             }
         };
+        self.stop_paused(&all);
         self.deliver_live_steering();
         if !self.is_enabled() {
             return done;
@@ -474,6 +478,26 @@ impl Runner {
             .commit(|c: &rusqlite::Connection| steering::release(c, &ids))
         {
             tracing::warn!("steering comments {ids:?} could not be put back: {e}");
+        }
+    }
+
+    /// The author paused (or archived) a task a role session works on: stop that session now
+    /// (its task keeps its stage and steps; resuming schedules the stage again).
+    fn stop_paused(&self, all: &[Task]) {
+        for a in self.active() {
+            let stop = all.iter().find(|t| t.id == a.task).is_none_or(|t| {
+                t.status == crate::board::PAUSED || t.column == crate::board::ARCHIVED
+            });
+            if stop && self.host.cancel(&a.session_id) {
+                self.emit(RunnerEvent::Problem {
+                    task: a.task.clone(),
+                    message: format!(
+                        "the {} session {} was stopped: the task is paused or archived",
+                        a.role.profile(),
+                        a.session_id
+                    ),
+                });
+            }
         }
     }
 
