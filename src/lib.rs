@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod net;
 pub mod plot;
 pub mod protocol;
+pub mod runner;
 pub mod store;
 pub mod subject;
 pub mod text;

@@ -254,6 +254,9 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     // The merge gate (merger).
     "merge_task_draft",
     "fn_report_build_failure",
+    "fn_task_steer",
+    // The runner's spec review (triage).
+    "fn_review_spec",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

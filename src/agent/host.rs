@@ -129,6 +129,18 @@ impl Host {
         self.slots().contains_key(session_id)
     }
 
+    /// Whether a session of `profile_key` would get a model now (config.toml as it is): the
+    /// board's scheduler asks before it starts a role session, so a book without a model
+    /// for a role leaves its tasks as they are instead of starting sessions that fail.
+    pub fn model_for(&self, profile_key: &str) -> Result<(), String> {
+        let profile = self
+            .engine
+            .profiles()
+            .get(profile_key)
+            .ok_or_else(|| format!("no profile '{profile_key}'"))?;
+        (self.providers)(&profile, None).map(drop)
+    }
+
     /// Follow-ups waiting behind a session's current run.
     pub fn queued(&self, session_id: &str) -> usize {
         self.slots()

@@ -28,7 +28,9 @@ pub mod goals;
 pub mod merge;
 pub mod model;
 pub mod prompt;
+pub mod review;
 pub mod scope;
+pub mod steering;
 pub mod tasks;
 
 use std::collections::BTreeMap;

@@ -1073,3 +1073,58 @@ pub fn set_paused(
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }
+
+/// A stage move of the scheduler (`crate::runner`): from the column it saw to `column` with
+/// sub-status `status`, with one task-log entry (`why`, `outcome`) by `actor`.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage<'a> {
+    pub from: &'a str,
+    pub column: &'a str,
+    pub status: &'a str,
+    pub why: &'a str,
+    pub outcome: Option<&'a str>,
+    pub actor: &'a str,
+}
+
+/// Move a task to its next lifecycle stage. A task that is no longer in `from` (the author
+/// moved it meanwhile) is left alone: a typed error, nothing changed.
+pub fn set_stage(c: &Connection, id: &str, s: &Stage) -> BoardResult<Outcome> {
+    let mut t = require(c, id)?;
+    let wf = workflow_of(&t)?;
+    let col = wf.column(s.column).ok_or_else(|| {
+        BoardError::invalid(
+            "column",
+            format!("workflow {} has no column {}", wf.id, s.column),
+        )
+    })?;
+    if t.column != s.from {
+        return Err(BoardError::WrongColumn {
+            id: t.id.clone(),
+            column: t.column.clone(),
+            action: "the scheduler's next stage",
+            allowed: vec![wf.column(s.from).map_or(PLANNING, |c| c.id)],
+        });
+    }
+    t.column = col.id.into();
+    t.status = s.status.to_string();
+    save(c, &t)?;
+    let mut out = Outcome::default();
+    log(c, &mut out, &t.id, s.why, s.outcome, Some(s.actor))?;
+    out.text = s.why.to_string();
+    out.value = json!({"taskId": t.id, "column": col.id, "status": s.status});
+    out.touched.push(Touched::Task(t.id));
+    Ok(out)
+}
+
+/// Task-log entries whose outcome is one of `outcomes`, oldest first (the scheduler counts
+/// review verdicts this way and reads the latest notes).
+pub fn logs_with_outcome(
+    c: &Connection,
+    task: &str,
+    outcomes: &[&str],
+) -> BoardResult<Vec<TaskLogEntry>> {
+    Ok(logs(c, task, usize::MAX >> 1)?
+        .into_iter()
+        .filter(|e| e.outcome.as_deref().is_some_and(|o| outcomes.contains(&o)))
+        .collect())
+}

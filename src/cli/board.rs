@@ -1,7 +1,8 @@
-//! `nbook board list | show ID | create DESCRIPTION`: the book's production board, headless.
-//! `list` and `show` read the board; `create` is the author's own `fn_task_create` call
-//! through the engine (logged in the author session, like the author's edits in the TUI), so
-//! its duplicate detection and checks are the tool's. `--json` prints the records.
+//! `nbook board list | show ID | create DESCRIPTION | run`: the book's production board,
+//! headless. `list` and `show` read the board; `create` is the author's own `fn_task_create`
+//! call through the engine (logged in the author session, like the author's edits in the TUI),
+//! so its duplicate detection and checks are the tool's. `--json` prints the records.
+//! `run` is the scheduler of `crate::runner` without the TUI (see `board_run`).
 
 use std::path::Path;
 
@@ -45,6 +46,20 @@ pub enum BoardCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Run the board's scheduler headless: role sessions take tasks through their stages
+    /// with the models in config.toml. Calls that need the author (the merge) wait; with
+    /// --once the command stops when nothing more can happen without the author and
+    /// reports what waits (exit 3), else it runs until Ctrl+C
+    Run {
+        #[arg(long)]
+        project: Option<std::path::PathBuf>,
+        /// Stop once nothing more can happen without the author
+        #[arg(long)]
+        once: bool,
+        /// One JSON object per line (the scheduler's events, then `run_finished`)
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn json_out(v: &serde_json::Value) -> Result<(), Failure> {
@@ -79,6 +94,11 @@ pub async fn board(cmd: BoardCommand, dirs: Dirs) -> Result<u8, Failure> {
             )
             .await
         }
+        BoardCommand::Run {
+            project,
+            once,
+            json,
+        } => super::board_run::run(&super::project_path(project), once, json, &dirs).await,
     }
 }
 

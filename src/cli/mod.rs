@@ -7,6 +7,7 @@
 //! `println!`: a closed pipe must end the command quietly, not panic.
 
 mod board;
+mod board_run;
 mod call;
 mod demo;
 mod mcp;

@@ -280,6 +280,38 @@ pub struct Config {
     pub workflows: WorkflowConfig,
     #[serde(default)]
     pub notify: NotifyConfig,
+    #[serde(default)]
+    pub board: BoardConfig,
+}
+
+/// `[board]`: the production board's scheduler (`crate::runner`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BoardConfig {
+    /// Task sessions that may run at once (every session working on a task counts, children
+    /// included); default 2. 0 is read as 1.
+    pub concurrency: usize,
+    /// Reviews answered REVISE (or RETHINK) a task may go through before it parks for the
+    /// author; default 3 (Fusion's maxReworkCycles), at most 10.
+    pub max_rework: u32,
+}
+
+impl Default for BoardConfig {
+    fn default() -> Self {
+        BoardConfig {
+            concurrency: 2,
+            max_rework: 3,
+        }
+    }
+}
+
+impl BoardConfig {
+    pub fn limit(&self) -> usize {
+        self.concurrency.max(1)
+    }
+    pub fn rework_bound(&self) -> u32 {
+        self.max_rework.clamp(1, 10)
+    }
 }
 
 /// How a desktop notification is sent (`[notify] desktop`).

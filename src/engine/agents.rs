@@ -290,6 +290,55 @@ impl Engine {
         Ok(info)
     }
 
+    /// Create a task session (see `crate::runner`): a session of `profile_key` whose state
+    /// names the board task it works on (`board.task`), so the task tools act on that task and
+    /// the scheduler counts it against the concurrency limit. `parent` is the session that
+    /// started it, if any (it is linked to it like `create_agent`'s agents); system-only
+    /// profiles are allowed (the role profiles are).
+    pub fn create_task_session(
+        &self,
+        parent: Option<&str>,
+        profile_key: &str,
+        task: &str,
+        title: &str,
+    ) -> Result<SessionInfo, AgentError> {
+        if self.profiles().get(profile_key).is_none() {
+            return Err(AgentError::UnknownProfile(profile_key.to_string()));
+        }
+        if let Some(p) = parent {
+            if self.session(p).is_none() {
+                return Err(AgentError::UnknownSession(p.to_string()));
+            }
+        }
+        let info = self
+            .create_session(profile_key, Mode::Normal, title, parent.map(str::to_string))
+            .map_err(|e| AgentError::Other(e.to_string()))?;
+        self.set_session_state(
+            &info.id,
+            vec![(crate::tools::fusion::SESSION_TASK.to_string(), json!(task))],
+        )
+        .map_err(|e| AgentError::Other(e.to_string()))?;
+        if let Some(p) = parent {
+            self.set_session_state(
+                p,
+                vec![(
+                    format!("{LINK_PREFIX}{}", info.id),
+                    json!({"sessionId": info.id, "profileKey": profile_key}),
+                )],
+            )
+            .map_err(|e| AgentError::Other(e.to_string()))?;
+        }
+        Ok(info)
+    }
+
+    /// The board task a session works on (`board.task` in its state), if any.
+    pub fn session_task(&self, id: &str) -> Option<String> {
+        self.session_state(id)
+            .get(crate::tools::fusion::SESSION_TASK)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    }
+
     /// The caller's linked agents, detached ones included (flagged).
     pub fn linked_agents(&self, caller: &str) -> Vec<LinkedAgent> {
         let state = self.session_state(caller);

@@ -363,6 +363,16 @@ impl Engine {
         self.events.subscribe()
     }
 
+    /// The board changed outside a tool call (the scheduler's stage moves, `crate::runner`):
+    /// clients reload what shows it, as after a board tool's call. `by` names the changer.
+    pub fn board_changed(&self, by: &str) {
+        self.emit(EngineEvent::DomainsChanged {
+            session_id: by.to_string(),
+            tool: "board scheduler".into(),
+            domains: vec![crate::protocol::Domain::Board],
+        });
+    }
+
     /// Publish live progress of a model reply (`TextDelta`, `ReasoningDelta`,
     /// `ToolCallProgress`); other events are the engine's own to send.
     pub fn publish_progress(&self, event: EngineEvent) {

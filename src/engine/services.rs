@@ -59,6 +59,15 @@ pub trait ToolServices: Send + Sync {
         title: &str,
         state: Vec<(String, Value)>,
     ) -> Result<SessionInfo, AgentError>;
+    /// Create a session of `profile_key` working on board task `task` (`board.task`), linked
+    /// to `parent` when there is one.
+    fn create_task_session(
+        &self,
+        parent: Option<&str>,
+        profile_key: &str,
+        task: &str,
+        title: &str,
+    ) -> Result<SessionInfo, AgentError>;
     fn set_title(&self, id: &str, title: &str);
     /// The agent host, when this process runs agents (the TUI, `nbook run`).
     fn host(&self) -> Option<Arc<dyn AgentHost>>;
@@ -134,6 +143,16 @@ impl ToolServices for Engine {
         state: Vec<(String, Value)>,
     ) -> Result<SessionInfo, AgentError> {
         Engine::spawn_child(self, parent, profile_key, initial, title, state)
+
+    }
+    fn create_task_session(
+        &self,
+        parent: Option<&str>,
+        profile_key: &str,
+        task: &str,
+        title: &str,
+    ) -> Result<SessionInfo, AgentError> {
+        Engine::create_task_session(self, parent, profile_key, task, title)
     }
     fn set_title(&self, id: &str, title: &str) {
         Engine::set_title(self, id, title)

@@ -51,6 +51,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_neurobook.sql"),
     include_str!("migrations/002_world_index.sql"),
     include_str!("migrations/003_board.sql"),
+    include_str!("migrations/004_board_steering.sql"),
 ];
 
 /// The schema version this build migrates to.

@@ -114,6 +114,8 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::tasks::TaskFileScopeAdd))?;
     registry.register(Arc::new(fusion::tasks::TaskMove))?;
     registry.register(Arc::new(fusion::tasks::TaskPause))?;
+    registry.register(Arc::new(fusion::tasks::TaskSteer))?;
+    registry.register(Arc::new(fusion::review::ReviewSpec))?;
     registry.register(Arc::new(fusion::docs::TaskDocumentWrite))?;
     registry.register(Arc::new(fusion::docs::TaskDocumentRead))?;
     registry.register(Arc::new(fusion::docs::GoalList))?;

@@ -113,6 +113,8 @@ commands! {
     BoardArchive = "board_archive": "Board: archive the selected task (m/M move it back)",
     BoardGoalNew = "board_goal_new": "Board: create a book goal (you type its title and description; fn_goal_create as you)",
     BoardGoals = "board_goals": "Board: list the goals to archive or unarchive one (fn_goal_archive as you)",
+    BoardSteer = "board_steer": "Board: steer the selected task (a comment for its live session, or its next one)",
+    BoardScheduler = "board_scheduler": "Board: stop the scheduler (no new role sessions; running ones finish) or start it again",
     WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
     WorldForward = "world_forward": "World: move the cursor forward one zoom unit",
     WorldPrevSlice = "world_prev_slice": "World: move the cursor to the previous slice",
@@ -317,6 +319,8 @@ pub enum Action {
         ticket: Ticket,
         result: StoryJobResult,
     },
+    /// The board's scheduler changed (a session started or ended, it was stopped or started).
+    BoardScheduler(crate::runner::RunnerStatus),
     /// A Board pane job finished (the board, a task's detail, a write).
     BoardJobDone {
         ticket: Ticket,
@@ -523,6 +527,10 @@ pub enum Effect {
     BoardJob {
         ticket: Ticket,
         job: BoardJob,
+    },
+    /// Stop (false) or start (true) the board's scheduler.
+    BoardScheduler {
+        on: bool,
     },
     WorldJob {
         ticket: Ticket,

@@ -420,6 +420,16 @@ impl AppState {
             Action::WorldJobDone { ticket, result } => self.world_job_done(ticket, result),
             Action::BoardJobDone { ticket, result } => self.board_job_done(ticket, result),
             Action::HistoryJobDone { ticket, result } => self.history_job_done(ticket, result),
+            Action::BoardScheduler(status) => {
+                // What the scheduler sees changed (a session started or ended, a task it
+                // cannot start): the board itself may have changed too, also from another
+                // process (`nbook board create`), so the pane reloads at its next tick.
+                if self.board.scheduler.as_ref() != Some(&status) {
+                    self.board.stale = true;
+                }
+                self.board.scheduler = Some(status);
+                Vec::new()
+            }
             Action::EditChecked { call_id, result } => self.edit_checked(call_id, result),
             Action::Repreviewed { call_id, result } => self.repreviewed(call_id, result),
             Action::EffectFailed(msg) => {

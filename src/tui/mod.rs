@@ -150,11 +150,15 @@ pub async fn run(engine: Arc<Engine>, opts: TuiOptions) -> Result<(), TuiError> 
     if let Some(e) = &opts.attach_error {
         app.attach_failed(e);
     }
+    // The board's scheduler runs while the UI is open, starting on (not persisted: `S`
+    // stops it for this run only).
+    let runner = crate::runner::Runner::new(engine.clone(), opts.host.clone());
     let sources = runtime::Sources {
         events: sub,
         jobs: jobs_sub,
         host: Some(opts.host),
         dirs: Some(opts.dirs.clone()),
+        runner: Some(runner),
     };
     let mut handover = external::TerminalHandover;
     let result = runtime::run_loop(engine, sources, app, &mut term, &mut handover, started).await;

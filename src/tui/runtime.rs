@@ -65,6 +65,8 @@ pub struct Executor {
     pub host: Option<Arc<Host>>,
     /// The config dir, where the author's trust of a project config is recorded.
     pub dirs: Option<crate::config::Dirs>,
+    /// The board's scheduler (`S` stops and starts it).
+    pub runner: Option<Arc<crate::runner::Runner>>,
 }
 
 impl Executor {
@@ -78,7 +80,13 @@ impl Executor {
             db,
             host: None,
             dirs: None,
+            runner: None,
         }
+    }
+
+    pub fn with_runner(mut self, runner: Option<Arc<crate::runner::Runner>>) -> Executor {
+        self.runner = runner;
+        self
     }
 
     pub fn with_host(mut self, host: Option<Arc<Host>>) -> Executor {
@@ -326,6 +334,12 @@ impl Executor {
                 ticket,
                 result: story_jobs::run(&x.engine, job),
             }),
+            Effect::BoardScheduler { on } => match &self.runner {
+                Some(r) => r.set_enabled(on),
+                None => self.send(Action::EffectFailed(
+                    "No board scheduler runs in this view.".into(),
+                )),
+            },
             Effect::BoardJob { ticket, job } => self.blocking(move |x| Action::BoardJobDone {
                 ticket,
                 result: crate::tui::board::jobs::run(&x.engine, job),
@@ -490,6 +504,8 @@ pub struct Sources {
     pub host: Option<Arc<Host>>,
     /// The config dir (for recording trust); absent in tests that do not trust.
     pub dirs: Option<crate::config::Dirs>,
+    /// The board's scheduler, run while the UI is open (absent in tests that do not run it).
+    pub runner: Option<Arc<crate::runner::Runner>>,
 }
 
 /// Read the terminal's input. Stopped (the task aborted, which drops the stream and its
@@ -697,9 +713,15 @@ pub async fn run_loop(
         tx.clone(),
     ));
     let mut input = spawn_input(&tx);
+    let runner_stop = tokio_util::sync::CancellationToken::new();
+    if let Some(r) = &sources.runner {
+        tasks.push(r.spawn(runner_stop.clone()));
+        tasks.push(forward_scheduler(r.clone(), tx.clone()));
+    }
     let exec = Executor::new(engine.clone(), tx.clone())
         .with_host(sources.host)
-        .with_dirs(sources.dirs);
+        .with_dirs(sources.dirs)
+        .with_runner(sources.runner);
     let mut quit = false;
     let mut queue: VecDeque<Effect> = app.start().into();
     while let Some(fx) = queue.pop_front() {
@@ -778,8 +800,40 @@ pub async fn run_loop(
         }
     }
     input.abort();
+    runner_stop.cancel();
     for t in tasks {
         t.abort();
     }
     Ok(())
+}
+
+/// The scheduler's state for the Board: sent when it reports something and once a second
+/// (a session starting to wait for the author is the engine's news, not the scheduler's),
+/// only when it changed.
+fn forward_scheduler(
+    runner: Arc<crate::runner::Runner>,
+    tx: UnboundedSender<Msg>,
+) -> tokio::task::JoinHandle<()> {
+    let mut events = runner.subscribe();
+    tokio::spawn(async move {
+        let mut last = None;
+        loop {
+            let status = runner.status();
+            if last.as_ref() != Some(&status) {
+                last = Some(status.clone());
+                let msg = Msg::Action(Box::new(Action::BoardScheduler(status)));
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+            tokio::select! {
+                ev = events.recv() => {
+                    if matches!(ev, Err(RecvError::Closed)) {
+                        break;
+                    }
+                }
+                _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            }
+        }
+    })
 }

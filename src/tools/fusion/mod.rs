@@ -19,6 +19,7 @@ pub mod agents;
 pub mod docs;
 pub mod goals;
 pub mod merge;
+pub mod review;
 pub mod tasks;
 
 use serde_json::Value;

@@ -594,3 +594,26 @@ impl TaskPause {
         bt::set_paused(c, t, a.paused, Some(who))
     }
 }
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SteerArgs {
+    /// The task, e.g. NB-001.
+    #[schemars(length(min = 1, max = 64))]
+    pub task_id: String,
+    /// The comment for the task's agent.
+    #[schemars(length(min = 1, max = 2000))]
+    pub text: String,
+}
+
+write_tool!(TaskSteer, "fn_task_steer", SteerArgs, WRITES,
+    "The author's steering comment on a task from the Board (`s`): delivered exactly once — into the task's live session at its next turn boundary, or, when no session of the task is running, into the first message of its next role session. A Done or Archived task (TASK_WRONG_COLUMN), an unknown task (TASK_NOT_FOUND) or empty text (INVALID_ARGUMENT) are error results; nothing changes. Given only to the author.");
+
+impl TaskSteer {
+    fn task(_: &ToolCtx, a: &SteerArgs) -> Result<String, ToolError> {
+        Ok(a.task_id.trim().to_string())
+    }
+    fn op(c: &Connection, a: &SteerArgs, t: &str, who: &str) -> BoardResult<Outcome> {
+        crate::board::steering::add(c, t, &a.text, who)
+    }
+}

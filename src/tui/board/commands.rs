@@ -25,5 +25,16 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
             .hint(),
         c(Command::BoardGoalNew, "new goal"),
         c(Command::BoardGoals, "goals"),
+        c(Command::BoardSteer, "steer").available(live),
+        c(Command::BoardScheduler, scheduler_label(app)).available(app.board.scheduler.is_some()),
     ]
+}
+
+/// `S`'s label: what pressing it does now.
+fn scheduler_label(app: &AppState) -> &'static str {
+    match &app.board.scheduler {
+        Some(s) if s.enabled => "stop scheduler",
+        Some(_) => "start scheduler",
+        None => "scheduler",
+    }
 }

@@ -25,6 +25,8 @@ pub enum BoardWrite {
     GoalCreate { title: String, description: String },
     /// `O` then Enter: archive (true) or unarchive (false) a goal.
     GoalArchive { goal: String, archived: bool },
+    /// `s`: a steering comment for the task's agent.
+    Steer { task: String, text: String },
 }
 
 impl BoardWrite {
@@ -48,6 +50,9 @@ impl BoardWrite {
                 "fn_goal_archive",
                 json!({"goal_id": goal, "archived": archived}),
             ),
+            BoardWrite::Steer { task, text } => {
+                ("fn_task_steer", json!({"task_id": task, "text": text}))
+            }
         }
     }
 }

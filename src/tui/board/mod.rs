@@ -64,6 +64,8 @@ pub struct BoardState {
     pub writing: Option<Ticket>,
     /// The task to select when the next overview lands (the one a write named).
     pub select_after: Option<String>,
+    /// The board's scheduler as it last reported (`None` where none runs: tests, benches).
+    pub scheduler: Option<crate::runner::RunnerStatus>,
 }
 
 impl BoardState {

@@ -1,6 +1,7 @@
 //! The Board pane's prompts: `n` asks for the new task's description (its first line becomes
-//! the title). An empty description keeps the prompt open and says what to type. Keys reach
-//! it through the `[input]` section (Enter creates, Esc cancels). The goal form and the goal
+//! the title); `s` asks for a steering comment for the selected task. Empty text keeps the
+//! prompt open and says what to type. Keys reach them through the `[input]` section (Enter
+//! sends, Esc cancels). The goal form and the goal
 //! list (`o`, `O`) are `super::goals`'.
 
 use tui_textarea::TextArea;
@@ -28,6 +29,11 @@ pub enum BoardOverlay {
         /// The goal just archived or unarchived: the selection follows it to its new place.
         follow: Option<String>,
     },
+    Steer {
+        task: String,
+        input: TextArea<'static>,
+        error: Option<String>,
+    },
 }
 
 impl BoardOverlay {
@@ -36,12 +42,13 @@ impl BoardOverlay {
             BoardOverlay::New { .. } => "board_new",
             BoardOverlay::Goal(_) => "board_goal_new",
             BoardOverlay::Goals { .. } => "board_goals",
+            BoardOverlay::Steer { .. } => "board_steer",
         }
     }
 
     pub fn text(&self) -> Option<&TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } => Some(input),
+            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -49,7 +56,7 @@ impl BoardOverlay {
 
     pub fn text_mut(&mut self) -> Option<&mut TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } => Some(input),
+            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -64,14 +71,57 @@ impl AppState {
         })));
     }
 
+    /// `s`: the steering prompt for the selected task (not Done or Archived).
+    pub(crate) fn board_open_steer(&mut self) {
+        let Some(t) = self.board.selected_task() else {
+            self.info("No task selected to steer: n creates one.");
+            return;
+        };
+        if matches!(t.column.as_str(), "done" | "archived") {
+            let msg = format!("{} is finished; nobody works on it to steer.", t.id);
+            self.info(msg);
+            return;
+        }
+        let task = t.id.clone();
+        self.overlay = Some(Overlay::Board(Box::new(BoardOverlay::Steer {
+            task,
+            input: single_line("e.g. Keep the storm for the last scene"),
+            error: None,
+        })));
+    }
+
     pub(crate) fn board_overlay_command(&mut self, cmd: Command) -> Vec<Effect> {
         let Some(Overlay::Board(o)) = &mut self.overlay else {
             return Vec::new();
         };
+        if let BoardOverlay::Steer { task, input, error } = o.as_mut() {
+            return match cmd {
+                Command::Accept | Command::Submit => {
+                    let text = text_of(input).trim().to_string();
+                    if text.is_empty() {
+                        *error = Some(
+                            "Type the comment for the task's agent, e.g. \"Keep the storm for the last scene\"."
+                                .into(),
+                        );
+                        return Vec::new();
+                    }
+                    let task = task.clone();
+                    self.overlay = None;
+                    self.board_write(BoardWrite::Steer { task, text })
+                }
+                Command::Cancel => {
+                    self.overlay = None;
+                    self.info("Steering cancelled: nothing was sent.");
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+        }
         let (input, error) = match o.as_mut() {
             BoardOverlay::New { input, error } => (input, error),
             BoardOverlay::Goal(_) => return self.goal_form_command(cmd),
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
+            BoardOverlay::Steer { .. } => return Vec::new(),
         };
         match cmd {
             Command::Accept | Command::Submit => {
@@ -101,6 +151,7 @@ impl AppState {
                 BoardOverlay::New { error, .. } => *error = None,
                 BoardOverlay::Goal(f) => f.error = None,
                 BoardOverlay::Goals { .. } => {}
+                BoardOverlay::Steer { error, .. } => *error = None,
             }
         }
         Vec::new()

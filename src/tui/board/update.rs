@@ -75,6 +75,11 @@ impl AppState {
                 self.board_open_goals();
                 return Vec::new();
             }
+            Command::BoardSteer => {
+                self.board_open_steer();
+                return Vec::new();
+            }
+            Command::BoardScheduler => return self.board_toggle_scheduler(),
             _ => return Vec::new(),
         }
         // Keep the window where it was unless the selection left it (the goals line, when
@@ -84,7 +89,10 @@ impl AppState {
             .data
             .as_ref()
             .is_some_and(|d| !d.goals.is_empty());
-        let h = page.saturating_sub(usize::from(goals)).max(1);
+        let scheduler = self.board.scheduler.is_some();
+        let h = page
+            .saturating_sub(usize::from(goals) + usize::from(scheduler))
+            .max(1);
         self.board.offset = crate::tui::files::tree::window_offset(
             self.board.offset,
             self.board.selected,
@@ -160,6 +168,24 @@ impl AppState {
         let paused = t.status != crate::engine::read::PAUSED;
         let task = t.id.clone();
         self.board_write(BoardWrite::Pause { task, paused })
+    }
+
+    fn board_toggle_scheduler(&mut self) -> Vec<Effect> {
+        match &self.board.scheduler {
+            Some(s) => {
+                let on = !s.enabled;
+                self.info(if on {
+                    "Scheduler started: tasks get role sessions again."
+                } else {
+                    "Scheduler stopped: no new role sessions start; running ones finish. S starts it again (a restarted nbook starts it too)."
+                });
+                vec![Effect::BoardScheduler { on }]
+            }
+            None => {
+                self.info("No scheduler runs in this view.");
+                Vec::new()
+            }
+        }
     }
 
     fn board_archive(&mut self) -> Vec<Effect> {

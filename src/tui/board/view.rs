@@ -87,6 +87,91 @@ fn empty_lines(app: &AppState) -> Vec<(String, Style)> {
     ]
 }
 
+/// The scheduler's line at the top of the pane: on or stopped, the running task sessions
+/// against the limit, and why a runnable task gets no session (none where no scheduler runs).
+fn scheduler_line(app: &AppState) -> Option<Line<'static>> {
+    let s = app.board.scheduler.as_ref()?;
+    let th = &app.theme;
+    let (state, style) = if s.enabled {
+        ("Scheduler on", th.heading2)
+    } else {
+        ("Scheduler off", th.tool_wait)
+    };
+    let mut spans = vec![
+        Span::styled(state.to_string(), style),
+        Span::styled(format!(" · {}/{} running", s.running, s.limit), th.text),
+    ];
+    let waiting = s.sessions.iter().filter(|x| x.waiting).count();
+    if waiting > 0 {
+        spans.push(Span::styled(format!(" · ⧗{waiting} waiting"), th.tool_wait));
+    }
+    if !s.problems.is_empty() {
+        spans.push(Span::styled(
+            format!(
+                " · {} without a session",
+                crate::text::count(s.problems.len(), "task", "tasks")
+            ),
+            th.status_error,
+        ));
+    }
+    if !s.enabled {
+        spans.push(Span::styled(
+            format!(" · {} starts it", key(app, Command::BoardScheduler)),
+            th.dim,
+        ));
+    }
+    Some(Line::from(spans))
+}
+
+/// What the scheduler says about task `id`: the session working on it, or why it gets none.
+fn scheduler_facts(app: &AppState, id: &str) -> Vec<(String, bool)> {
+    let Some(s) = app.board.scheduler.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, bool)> = s
+        .sessions
+        .iter()
+        .filter(|x| x.task == id)
+        .map(|x| {
+            (
+                format!(
+                    "Worked on by {} session #{}{}",
+                    x.role,
+                    x.session_id,
+                    if x.waiting { ", waiting for you" } else { "" }
+                ),
+                false,
+            )
+        })
+        .collect();
+    out.extend(
+        s.problems
+            .iter()
+            .filter(|p| p.task == id)
+            .map(|p| (format!("No session: {}", p.message), true)),
+    );
+    out
+}
+
+/// The session working on task `id`, as its card shows it after the id (`▶ executor #4 `).
+fn session_of(app: &AppState, id: &str) -> Option<String> {
+    let s = app.board.scheduler.as_ref()?;
+    let mine: Vec<String> = s
+        .sessions
+        .iter()
+        .filter(|x| x.task == id)
+        .map(|x| {
+            format!(
+                "{} #{}{}",
+                x.role,
+                x.session_id,
+                if x.waiting { " ⧗" } else { "" }
+            )
+        })
+        .collect();
+    (!mine.is_empty()).then(|| format!("▶ {} ", mine.join(", ")))
+}
+
 /// The goals line at the top of the pane (none when there are no active goals).
 fn goals_line(app: &AppState) -> Option<Line<'static>> {
     let d = app.board.data.as_ref()?;
@@ -117,7 +202,13 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
     }
     let waiting = pending(app, &t.id);
     let badge = (waiting > 0).then(|| format!(" ⧗{waiting}"));
-    let fixed = 2 + t.id.len() + 1 + tail.len() + badge.as_ref().map_or(0, |b| b.len());
+    let working = session_of(app, &t.id);
+    let fixed = 2
+        + t.id.len()
+        + 1
+        + tail.len()
+        + badge.as_ref().map_or(0, |b| b.len())
+        + working.as_ref().map_or(0, |w| w.chars().count());
     let title = fit_width(&t.title, width.saturating_sub(fixed).max(1), Cut::End);
     let status_style = match t.status.as_str() {
         "failed" => th.status_error,
@@ -126,6 +217,8 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
     };
     let mut spans = vec![
         Span::styled(format!("  {} ", t.id), th.meta),
+        // The session at work comes before the title, so a narrow pane cuts the title first.
+        Span::styled(working.unwrap_or_default(), th.tool_wait),
         Span::styled(title, th.text),
         Span::styled(tail, status_style),
     ];
@@ -139,6 +232,15 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     let b = &app.board;
     let t = &app.theme;
     let mut area = area;
+    if let Some(l) = scheduler_line(app) {
+        put_line(buf, area, 0, &l);
+        area = Rect::new(
+            area.x,
+            area.y + 1,
+            area.width,
+            area.height.saturating_sub(1),
+        );
+    }
     if b.is_empty() {
         // Goals come before tasks: the empty board shows them too.
         if let Some(g) = goals_line(app) {
@@ -243,6 +345,9 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
             let t = &d.task;
             out.push(text(format!("{} — {}", t.id, t.title), th.heading));
             out.push(text(facts(app, t), th.dim));
+            for (line, bad) in scheduler_facts(app, &t.id) {
+                out.push(text(line, if bad { th.status_error } else { th.tool_wait }));
+            }
             out.push(text(String::new(), th.text));
             out.push(text("Steps".into(), th.heading2));
             if t.steps.is_empty() {
@@ -318,6 +423,9 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
         _ => {
             out.push(text(format!("{} — {}", task.id, task.title), th.heading));
             out.push(text(facts(app, task), th.dim));
+            for (line, bad) in scheduler_facts(app, &task.id) {
+                out.push(text(line, if bad { th.status_error } else { th.tool_wait }));
+            }
             out.push(text(String::new(), th.text));
             out.push(text(task.description.clone(), th.text));
             out.push(text(String::new(), th.text));
@@ -436,8 +544,19 @@ fn own(line: Line<'_>) -> Line<'static> {
 
 pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
-    let (input, error) = match o {
-        BoardOverlay::New { input, error } => (input, error),
+    let (title, ask, input, error) = match o {
+        BoardOverlay::New { input, error } => (
+            "New task".to_string(),
+            "What is the task for? (its first line becomes the title)".to_string(),
+            input,
+            error,
+        ),
+        BoardOverlay::Steer { task, input, error } => (
+            format!("Steer {task}"),
+            "A comment for the task's agent: its live session gets it at its next turn, else its next session does.".to_string(),
+            input,
+            error,
+        ),
         BoardOverlay::Goal(f) => return crate::tui::board::goals::draw_form(app, f, area, buf),
         BoardOverlay::Goals {
             selected,
@@ -449,16 +568,8 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
         }
     };
     let r = centered(area, 72, if error.is_some() { 8 } else { 6 });
-    let inside = overlay_frame("New task", r, buf, t);
-    put_line(
-        buf,
-        inside,
-        0,
-        &Line::from(Span::styled(
-            "What is the task for? (its first line becomes the title)",
-            t.dim,
-        )),
-    );
+    let inside = overlay_frame(&title, r, buf, t);
+    put_line(buf, inside, 0, &Line::from(Span::styled(ask, t.dim)));
     if inside.height > 1 {
         input.render(Rect::new(inside.x, inside.y + 1, inside.width, 1), buf);
     }
