@@ -353,7 +353,6 @@ async fn a_task_goes_from_planning_through_one_revise_to_the_merger() {
 /// merger's merge_task_draft waits in the approval queue, the author approves, the task is
 /// Done and the chapter is in the manuscript.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs branch draft"]
 async fn the_whole_lifecycle_merges_through_the_queue_and_the_manuscript_changes_only_then() {
     let f = fx(3, 2);
     let id = create(&f, "Draft chapter 12 from its brief", &[]).await;

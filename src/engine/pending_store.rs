@@ -714,6 +714,7 @@ mod tests {
             },
             requested_at: "2026-01-01T00:00:00Z".into(),
             session_grant_allowed: false,
+            parts: false,
         }
     }
 
