@@ -523,12 +523,14 @@ async fn a_spawned_child_shares_the_task_counts_against_the_limit_and_stops_when
                         "task": "Draft the harbour scene of chapter 12 in the draft.",
                         "systemPromptOverride": "You draft one scene."}}]),
                 ),
+                // Words before the call, so the parent ends the task only after the test has
+                // seen the child running (about half a second).
                 turn(
-                    "",
+                    &vec!["ending"; 25].join(" "),
                     json!([{"name": "fn_task_done", "arguments": {"summary": "drafted"}}]),
                 ),
             ],
-            0,
+            20,
         ),
         ("step-session", vec![turn(&long, json!([]))], 20),
     ]);

@@ -24,7 +24,9 @@ use super::tool::{CallArgs, Tool, ToolCtx, ToolError, ToolOutput};
 use super::types::*;
 use super::Engine;
 use crate::store::applied::{self, Applied};
-use crate::store::history::{Entry, FileImage, History, HistoryError, NewEntry};
+/// What the History view lists: one applied change, read through the engine.
+pub use crate::store::history::Entry;
+use crate::store::history::{FileImage, History, HistoryError, NewEntry};
 
 /// The domains whose changes the history records.
 const RECORDED: [Domain; 4] = [Domain::Files, Domain::Plot, Domain::World, Domain::Sql];

@@ -143,7 +143,6 @@ impl ToolServices for Engine {
         state: Vec<(String, Value)>,
     ) -> Result<SessionInfo, AgentError> {
         Engine::spawn_child(self, parent, profile_key, initial, title, state)
-
     }
     fn create_task_session(
         &self,

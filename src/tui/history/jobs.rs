@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
+use crate::engine::history::Entry;
 use crate::engine::history::Grant;
 use crate::engine::{CallResult, Engine, Preview};
-use crate::store::history::Entry;
 use crate::tools::revert::revert_call;
 
 /// How many entries the view lists (newest first).

@@ -14,9 +14,9 @@
 pub mod jobs;
 pub mod view;
 
+use crate::engine::history::Entry;
 use crate::engine::history::Grant;
 use crate::engine::{Preview, PreviewBody};
-use crate::store::history::Entry;
 use crate::tui::action::{Command, Effect, Ticket};
 use crate::tui::app::{AppState, MsgKind};
 use crate::tui::input::Overlay;

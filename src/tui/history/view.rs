@@ -9,8 +9,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::{HistoryOverlay, Row, Shown};
+use crate::engine::history::Entry;
 use crate::engine::{Preview, PreviewBody};
-use crate::store::history::Entry;
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::approvals::preview::{self as pv, Item};

@@ -57,9 +57,15 @@ fn change_rows(
     )];
     let mut items: Vec<Item> = Vec::new();
     match &preview.body {
-        crate::engine::PreviewBody::Files { changes } => {
-            crate::tui::approvals::view::files_items(changes, diffs, false, None, &[], t, &mut items)
-        }
+        crate::engine::PreviewBody::Files { changes } => crate::tui::approvals::view::files_items(
+            changes,
+            diffs,
+            false,
+            None,
+            &[],
+            t,
+            &mut items,
+        ),
         body => items.extend(
             crate::tui::approvals::view::body_rows(body, &preview.summary, t)
                 .into_iter()
