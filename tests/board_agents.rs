@@ -33,6 +33,10 @@ struct Fx {
 }
 
 fn fx() -> Fx {
+    fx_with(|_| {})
+}
+
+fn fx_with(adjust: impl FnOnce(&mut Config)) -> Fx {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("book");
     nbook::workspace::init::init(&root, Some("Book")).unwrap();
@@ -43,6 +47,7 @@ fn fx() -> Fx {
     };
     let mut config = Config::default();
     config.approval.preset = Preset::Supervised;
+    adjust(&mut config);
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
     let engine =
         Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
@@ -693,6 +698,25 @@ async fn a_spawn_at_the_concurrency_limit_or_with_a_bad_role_is_refused() {
         before + 1,
         "only `loose` was added"
     );
+    drop(host);
+}
+
+/// The limit is the project's `[board] concurrency`, the scheduler's own: with 1, the
+/// spawning session itself fills it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_spawn_limit_is_the_projects_board_concurrency() {
+    let f = fx_with(|c| c.board.concurrency = 1);
+    let task = f.drafting_task();
+    let exec = f.session("executor", Some(&task));
+    let host = Host::attach(f.engine.clone(), scripts(&[]), APPROVE);
+    f.engine.set_state(&exec, SessionState::Running);
+    let before = f.engine.sessions().len();
+    let args = json!({"name": "Helper", "role": "executor", "task": "Draft a scene"});
+    assert_eq!(
+        f.code(&exec, "fn_spawn_agent", args).await,
+        "CONCURRENCY_LIMIT_REACHED"
+    );
+    assert_eq!(f.engine.sessions().len(), before, "nothing was spawned");
     drop(host);
 }
 

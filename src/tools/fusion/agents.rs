@@ -50,9 +50,6 @@ pub const SESSION_PARENT: &str = "board.parent_session";
 /// Session-state key prefix on a parent: one entry per spawned child, `{sessionId, jobId,
 /// name}`.
 pub const CHILD_PREFIX: &str = "board.child.";
-/// Task sessions that may run at once when the project does not say otherwise (the
-/// scheduler's default; a running child counts like any task session).
-pub const DEFAULT_CONCURRENCY: usize = 2;
 /// The prefix of an ephemeral agent's id.
 const SESSION_AGENT: &str = "session:";
 
@@ -507,7 +504,9 @@ impl TypedTool for SpawnAgent {
         let profile = a.role.profile()?;
         let h = host(e.as_ref())?;
         let running = running_task_sessions(e.as_ref());
-        let limit = DEFAULT_CONCURRENCY;
+        // The scheduler's limit (`[board] concurrency`): a running child counts like any task
+        // session, so spawning cannot push the board past what the author set.
+        let limit = e.config().board.limit();
         if running >= limit {
             return Err(AgentToolError::ConcurrencyLimit { running, limit }.into());
         }
