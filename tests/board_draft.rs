@@ -710,3 +710,130 @@ async fn a_merge_of_some_files_writes_only_them_and_its_report_reads_the_same() 
         ]
     );
 }
+
+/// Queue a merge for the author and return the waiting call with its result's handle.
+async fn queued_merge(
+    f: &Fx,
+    merger: &str,
+) -> (
+    tokio::task::JoinHandle<CallResult>,
+    nbook::engine::PendingCall,
+) {
+    let (e, s) = (f.engine.clone(), merger.to_string());
+    let h = tokio::spawn(async move {
+        e.call(&s, call("merge_task_draft", json!({})), Approval::Queue)
+            .await
+    });
+    for _ in 0..1000 {
+        if let Some(p) = f.engine.pending().into_iter().next() {
+            return (h, p);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
+    panic!("the merge never reached the approval queue");
+}
+
+/// The ids of the parts of the previewed files whose path passes `keep`.
+fn parts_where(p: &nbook::engine::PendingCall, keep: impl Fn(&str) -> bool) -> Vec<String> {
+    let PreviewBody::Files { changes } = &p.preview.body else {
+        panic!("{:?}", p.preview.body)
+    };
+    nbook::engine::parts::parts_of(&p.preview)
+        .into_iter()
+        .filter(|part| keep(&changes[part.file].path))
+        .map(|part| part.id)
+        .collect()
+}
+
+fn keep_parts(p: &nbook::engine::PendingCall, ids: Vec<String>, reason: &str) -> Decision {
+    Decision::ApproveParts {
+        selection: nbook::engine::parts::PartSelection {
+            preview: nbook::engine::parts::parts_digest(&p.preview),
+            keep: ids,
+            reason: Some(reason.into()),
+        },
+    }
+}
+
+/// The author approves the merge of a.md and the report and drops b.md and c.md in the queue:
+/// only a.md reaches the manuscript, the others stay in the draft, the task is Done and the
+/// agent's result says what was rejected and why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_rejected_per_file_writes_only_the_kept_files() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let before = manuscript(&f.root);
+    let (h, p) = queued_merge(&f, &merger).await;
+    assert!(p.parts, "a merge may be approved per file");
+    let kept = parts_where(&p, |path| {
+        !path.ends_with("b.md") && !path.ends_with("c.md")
+    });
+    f.engine
+        .decide(
+            &p.approval_id,
+            keep_parts(&p, kept, "b and c are not ready"),
+        )
+        .unwrap();
+    let r = h.await.unwrap();
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    assert!(r.content.contains("b and c are not ready"), "{}", r.content);
+    let after = manuscript(&f.root);
+    assert_eq!(
+        after["manuscript/012/a.md"],
+        b"one\nTWO\nthree\nfour\nfive\n"
+    );
+    assert_eq!(after["manuscript/012/b.md"], before["manuscript/012/b.md"]);
+    assert!(!after.contains_key("manuscript/012/c.md"));
+    assert_eq!(f.task(&id).column, "done");
+    assert!(f
+        .root
+        .join(format!(".nbook/tasks/{id}/merge-report.md"))
+        .exists());
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    let left: Vec<String> = draft::changes(&ws, &id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(
+        left,
+        vec![
+            "manuscript/012/b.md",
+            "manuscript/012/c.md",
+            "notes/flett.md"
+        ]
+    );
+}
+
+/// Dropping the merge report while keeping manuscript files is refused with what to do:
+/// nothing is merged and the task stays in Review.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_without_its_report_is_refused_and_changes_nothing() {
+    let f = fx();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    f.to_review(&id);
+    let merger = f.session("merger", &id);
+    let before = manuscript(&f.root);
+    let (h, p) = queued_merge(&f, &merger).await;
+    let kept = parts_where(&p, |path| path.starts_with("manuscript/"));
+    f.engine
+        .decide(&p.approval_id, keep_parts(&p, kept, "no report"))
+        .unwrap();
+    let r = h.await.unwrap();
+    assert_eq!(r.status, CallStatus::ToolError, "{}", r.content);
+    assert!(
+        r.content.contains("written with every merge") && r.content.contains("nothing was changed"),
+        "{}",
+        r.content
+    );
+    assert_eq!(manuscript(&f.root), before);
+    assert_eq!(f.task(&id).column, "review");
+    assert!(!f
+        .root
+        .join(format!(".nbook/tasks/{id}/merge-report.md"))
+        .exists());
+}

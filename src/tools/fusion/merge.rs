@@ -30,6 +30,7 @@ use crate::board::{BoardError, BoardResult, Outcome, REVIEW};
 use crate::engine::tool::{Effects, Mutates, ToolCtx, ToolError, ToolOutput};
 use crate::engine::typed::TypedTool;
 use crate::engine::types::{ChangeKind, FileChange, Preview, PreviewBody, TargetState};
+use crate::protocol::KeptParts;
 use crate::tools::files::fingerprint;
 use crate::tools::patch::{self, PlannedFile, PlannedKind};
 use crate::tools::preview_diff::bounded_diff;
@@ -80,6 +81,11 @@ fn planned(ctx: &ToolCtx, a: &MergeArgs) -> Result<Planned, ToolError> {
 
 fn report_path(id: &str) -> String {
     format!(".nbook/tasks/{id}/merge-report.md")
+}
+
+/// Whether a previewed file is a task's merge report (see [`report_path`]).
+fn is_report(path: &str) -> bool {
+    path.starts_with(".nbook/tasks/") && path.ends_with("/merge-report.md")
 }
 
 fn kind_of(f: &MergeFile) -> ChangeKind {
@@ -273,11 +279,61 @@ impl TypedTool for MergeTaskDraft {
     const DESCRIPTION: &'static str = "Merge a reviewed task's draft area into the manuscript (the task must be in Review; default this session's task). Only files inside the task's ## File Scope are written; the others are held back and stay in the draft. The author approves the whole change as one file-diff preview that also lists the held-back files and the book's checks (world issues, writer-brief status of touched chapters, plot references); approved, the files are written, a merge report is kept in .nbook/tasks/<ID>/merge-report.md and the task moves to Done. Call with check_only: true first (no approval, nothing changes): when a check fails, call fn_report_build_failure with the failures instead of merging. A draft the manuscript moved past is rebased when both changes apply cleanly; when they conflict, the call returns the task to Drafting for its executor (details.outcome \"returned\"). Errors are error results with details.code (TASK_NOT_FOUND, TASK_WRONG_COLUMN, TASK_ID_REQUIRED).";
     const MUTATES: Mutates = Mutates::Depends(mutating);
     const EFFECTS: Effects = EFFECTS;
+    // The author may merge some files and leave the others in the draft: a merge is kept or
+    // dropped per file (see `narrow`).
+    const PARTS: bool = true;
     fn write_targets(&self, ctx: &ToolCtx, a: &MergeArgs) -> Vec<String> {
         match task_of(ctx, a.task_id.as_deref()) {
             Ok(t) => vec![format!("board/{t}")],
             Err(_) => Vec::new(),
         }
+    }
+    /// The same merge of only the files the author kept (`files`); the rest stay in the
+    /// draft, listed as left out. A file is merged whole or not at all: half of a chapter's
+    /// rewrite is not what anyone reviewed. The merge report is written with every merge (it
+    /// reads the same whichever files are kept), so it cannot be dropped on its own.
+    fn narrow(
+        &self,
+        _ctx: &ToolCtx,
+        a: &MergeArgs,
+        shown: &Preview,
+        kept: &KeptParts,
+    ) -> Result<Value, ToolError> {
+        let PreviewBody::Files { changes } = &shown.body else {
+            return Err(ToolError::failed(
+                "this merge returns the task to Drafting; approve or reject it whole",
+            ));
+        };
+        let mut files = Vec::new();
+        for (i, c) in changes.iter().enumerate() {
+            let whole = kept.file_whole(i);
+            let any = kept.file_kept(i);
+            if is_report(&c.path) {
+                if !whole {
+                    return Err(ToolError::failed(format!(
+                        "{} is written with every merge; keep it, and drop the manuscript files you do not want merged",
+                        c.path
+                    )));
+                }
+            } else if whole {
+                files.push(c.path.clone());
+            } else if any {
+                return Err(ToolError::failed(format!(
+                    "a merge keeps or drops each file whole, and only some hunks of {} were kept; keep or drop the whole file (X)",
+                    c.path
+                )));
+            }
+        }
+        if files.is_empty() {
+            return Err(ToolError::failed(
+                "no manuscript file was kept; reject the merge instead",
+            ));
+        }
+        let mut args = json!({"files": files});
+        if let Some(t) = &a.task_id {
+            args["task_id"] = json!(t);
+        }
+        Ok(args)
     }
     fn preview(&self, ctx: &ToolCtx, a: &MergeArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let p = planned(ctx, a)?;
