@@ -828,3 +828,55 @@ async fn pausing_a_task_stops_its_running_session() {
     stop.cancel();
     assert_eq!(sessions_of(&f.engine, "executor", &id).len(), 2);
 }
+
+/// Pausing a task also stops the agents its executor spawned (they run as background jobs,
+/// which stopping the executor alone would not reach).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pausing_a_task_stops_the_agents_its_session_spawned() {
+    let f = fx(3, 2);
+    let id = create(&f, "Draft chapter 12", &[]).await;
+    planned(&f, &id);
+    let spawn = call(
+        "fn_spawn_agent",
+        json!({"name": "Scene drafter", "role": "executor", "task": "Draft the harbour scene."}),
+    );
+    let providers = scripts(&[
+        (
+            "executor",
+            vec![
+                turn("", json!([spawn])),
+                slow("", json!([call("fn_task_done", json!({}))]), 5000),
+            ],
+        ),
+        ("step-session", vec![slow("a long scene", json!([]), 30000)]),
+    ]);
+    let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
+    let runner = Runner::new(f.engine.clone(), host.clone());
+    let stop = tokio_util::sync::CancellationToken::new();
+    runner.spawn(stop.clone());
+    let child = || {
+        f.engine
+            .sessions()
+            .into_iter()
+            .find(|s| s.profile == "step-session")
+            .map(|s| s.id)
+    };
+    eventually("the spawned child runs", || {
+        child().is_some_and(|c| host.is_running(&c))
+    })
+    .await;
+    let child = child().unwrap();
+    let r = f
+        .engine
+        .author_call(
+            "fn_task_pause",
+            json!({"task_id": id, "paused": true}),
+            None,
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    eventually("the child is stopped", || !host.is_running(&child)).await;
+    let exec = sessions_of(&f.engine, "executor", &id)[0].clone();
+    eventually("the executor is stopped", || !host.is_running(&exec)).await;
+    stop.cancel();
+}

@@ -488,14 +488,31 @@ impl Runner {
             let stop = all.iter().find(|t| t.id == a.task).is_none_or(|t| {
                 t.status == crate::board::PAUSED || t.column == crate::board::ARCHIVED
             });
-            if stop && self.host.cancel(&a.session_id) {
+            if !stop {
+                continue;
+            }
+            // Children it spawned (fn_spawn_agent) run as background jobs, which a cancelled
+            // parent does not reach; they work on the same task, so they stop with it.
+            let children = crate::tools::fusion::agents::stop_children_of(
+                self.engine.as_ref(),
+                &a.session_id,
+                self.engine.session_state(&a.session_id),
+            );
+            if self.host.cancel(&a.session_id) || !children.is_empty() {
+                let mut message = format!(
+                    "the {} session {} was stopped: the task is paused or archived",
+                    a.role.profile(),
+                    a.session_id
+                );
+                if !children.is_empty() {
+                    message.push_str(&format!(
+                        " (and the agents it spawned: session {})",
+                        children.join(", ")
+                    ));
+                }
                 self.emit(RunnerEvent::Problem {
                     task: a.task.clone(),
-                    message: format!(
-                        "the {} session {} was stopped: the task is paused or archived",
-                        a.role.profile(),
-                        a.session_id
-                    ),
+                    message,
                 });
             }
         }
