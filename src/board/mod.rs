@@ -19,9 +19,11 @@
 //! This module imports nothing from the engine; the tools in `src/tools/fusion/` put it
 //! behind the engine contract.
 
+pub mod artifacts;
 pub mod docs;
 pub mod error;
 pub mod goals;
+pub mod memory;
 pub mod model;
 pub mod prompt;
 pub mod scope;

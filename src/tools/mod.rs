@@ -115,5 +115,12 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::docs::TaskDocumentRead))?;
     registry.register(Arc::new(fusion::docs::GoalList))?;
     registry.register(Arc::new(fusion::docs::GoalShow))?;
+    registry.register(Arc::new(fusion::memory::MemorySearch))?;
+    registry.register(Arc::new(fusion::memory::MemoryGet))?;
+    registry.register(Arc::new(fusion::memory::MemoryAppend))?;
+    registry.register(Arc::new(fusion::artifacts::ArtifactRegister))?;
+    registry.register(Arc::new(fusion::artifacts::ArtifactList))?;
+    registry.register(Arc::new(fusion::artifacts::ArtifactView))?;
+    registry.register(Arc::new(fusion::web::FnWebFetch))?;
     Ok(())
 }

@@ -15,8 +15,11 @@
 //! require it there (`TASK_ID_REQUIRED` otherwise); executor tools without a `task_id`
 //! parameter (fn_task_update, fn_task_done, …) can only ever touch the session's task.
 
+pub mod artifacts;
 pub mod docs;
+pub mod memory;
 pub mod tasks;
+pub mod web;
 
 use serde_json::Value;
 
