@@ -172,6 +172,29 @@ impl ReadModel {
         })?)
     }
 
+    /// The newest registered artifacts (at most `limit`), for the Artifacts view.
+    pub fn artifacts(&self, limit: usize) -> Result<Vec<crate::board::artifacts::Artifact>, ReadError> {
+        if !self.has_db() {
+            return Ok(Vec::new());
+        }
+        let f = crate::board::artifacts::Filter {
+            limit,
+            ..Default::default()
+        };
+        Ok(self
+            .board()
+            .read(|c| Ok(crate::board::artifacts::list(c, &f)?.0))?)
+    }
+
+    /// What the Artifacts view shows of one artifact: its text, or the bytes of its managed
+    /// image (only files under `.nbook/`, at most the registry's cap).
+    pub fn artifact_payload(
+        &self,
+        a: &crate::board::artifacts::Artifact,
+    ) -> crate::board::artifacts::Payload {
+        crate::board::artifacts::payload(&self.root, a)
+    }
+
     /// Both trees and both ledgers.
     pub fn story_overview(&self) -> Result<StoryOverview, ReadError> {
         if !self.has_db() {

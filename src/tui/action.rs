@@ -107,6 +107,7 @@ commands! {
     BoardMoveBack = "board_move_back": "Board: move the selected task to the previous column",
     BoardPause = "board_pause": "Board: pause the selected task (again: resume it)",
     BoardArchive = "board_archive": "Board: archive the selected task (m/M move it back)",
+    BoardArtifacts = "board_artifacts": "Board: the Artifacts view — maps, covers, character sheets; images where the terminal can show them (again: back to the board)",
     WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
     WorldForward = "world_forward": "World: move the cursor forward one zoom unit",
     WorldPrevSlice = "world_prev_slice": "World: move the cursor to the previous slice",

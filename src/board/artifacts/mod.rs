@@ -204,7 +204,7 @@ pub struct Prepared {
 }
 
 /// An artifact as stored.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Artifact {
     pub id: String,
@@ -231,7 +231,7 @@ impl Artifact {
     pub fn managed_file(&self, root: &Path) -> Option<PathBuf> {
         self.uri
             .as_deref()
-            .filter(|u| u.starts_with(".nbook/"))
+            .filter(|u| u.starts_with(".nbook/") && !u.split('/').any(|c| c == ".."))
             .map(|u| root.join(u))
     }
 
@@ -700,5 +700,42 @@ pub fn human_size(n: u64) -> String {
         format!("{n} B")
     } else {
         format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// What a viewer shows of an artifact.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload {
+    /// Text (inline or a managed text file), and whether it was cut.
+    Text(String, bool),
+    /// A raster image's managed bytes (PNG, JPEG, GIF, WebP).
+    Image(Vec<u8>),
+    /// Nothing to show beyond the metadata (video, audio, SVG, PDF, outside references), or
+    /// why the payload could not be read.
+    None(Option<String>),
+}
+
+/// The payload of `a` under the project at `root`.
+pub fn payload(root: &Path, a: &Artifact) -> Payload {
+    if let Some((t, cut)) = text_of(root, a) {
+        return Payload::Text(t, cut);
+    }
+    let raster = matches!(
+        Format::from_mime(&a.mime_type),
+        Some(Format::Png | Format::Jpeg | Format::Gif | Format::Webp)
+    );
+    let Some(file) = a.managed_file(root).filter(|_| raster) else {
+        return Payload::None(None);
+    };
+    match std::fs::metadata(&file) {
+        Ok(m) if m.len() > MAX_BYTES => {
+            return Payload::None(Some(format!("{} is larger than {MAX_BYTES} bytes", file.display())))
+        }
+        Err(e) => return Payload::None(Some(format!("cannot read {}: {e}", file.display()))),
+        _ => {}
+    }
+    match std::fs::read(&file) {
+        Ok(b) => Payload::Image(b),
+        Err(e) => Payload::None(Some(format!("cannot read {}: {e}", file.display()))),
     }
 }

@@ -8,6 +8,12 @@ use crate::tui::keymap::Context;
 
 pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let b = &app.board;
+    if b.artifacts.is_some() {
+        return vec![
+            PaneCommand::new(Command::BoardArtifacts, Context::Board, "back to the board").hint(),
+            PaneCommand::new(Command::Refresh, Context::Board, "reload"),
+        ];
+    }
     let task = b.selected_task();
     let card = task.is_some();
     let live = task.is_some_and(|t| !matches!(t.column.as_str(), "done" | "archived"));
@@ -23,5 +29,6 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::BoardArchive, "archive")
             .available(archivable)
             .hint(),
+        c(Command::BoardArtifacts, "artifacts").hint(),
     ]
 }

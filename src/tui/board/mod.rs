@@ -10,6 +10,7 @@
 //! This module holds the state and the rows; `update`, `view`, `overlay` and `commands` the
 //! rest.
 
+pub mod artifacts;
 pub mod commands;
 pub mod jobs;
 pub mod overlay;
@@ -60,6 +61,8 @@ pub struct BoardState {
     pub writing: Option<Ticket>,
     /// The task to select when the next overview lands (the one a write named).
     pub select_after: Option<String>,
+    /// The Artifacts view (`A`), when open: it replaces the board in the pane.
+    pub artifacts: Option<artifacts::ArtifactsView>,
 }
 
 impl BoardState {

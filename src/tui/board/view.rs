@@ -31,6 +31,9 @@ fn pending(app: &AppState, id: &str) -> usize {
 }
 
 pub fn pane_title(app: &AppState) -> String {
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::pane_title(v);
+    }
     match &app.board.data {
         Some(d) if !d.tasks.is_empty() => format!(" 6 Board ({}) ", d.tasks.len()),
         _ => " 6 Board ".into(),
@@ -128,6 +131,9 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
 }
 
 pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::draw_list(app, v, area, buf, focused);
+    }
     let b = &app.board;
     let t = &app.theme;
     if b.is_empty() {
@@ -174,6 +180,9 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
 }
 
 pub fn detail_title(app: &AppState) -> String {
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::detail_title(v);
+    }
     match (&app.board.detail, app.board.selected_task()) {
         (Some((id, _)), _) => format!(" Task {id} "),
         (None, Some(t)) => format!(" {} · {} ", t.id, column_name(app, &t.column)),
@@ -191,6 +200,9 @@ fn column_name(app: &AppState, id: &str) -> String {
 }
 
 pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::draw_detail(app, v, area, buf);
+    }
     let lines = detail_lines(app);
     let skip = app.board.detail_scroll.min(lines.len().saturating_sub(1));
     draw_top_down(area, buf, lines.into_iter().skip(skip));
