@@ -109,7 +109,8 @@ pub enum ArtifactError {
     NoTitle,
     #[error("dataBase64 is not valid base64 ({0}); send the file's bytes in standard base64")]
     BadBase64(String),
-    #[error("path {path:?} refused: {why}")]
+    /// `why` names the path (the workspace's refusals do, and so do ours).
+    #[error("artifact source refused: {why}")]
     PathRefused { path: String, why: String },
     #[error("{path} does not exist or is not a file")]
     SourceMissing { path: String },
@@ -370,13 +371,17 @@ pub fn prepare(ws: &Workspace, r: &Register) -> ArtifactResult<Prepared> {
             .resolve(path, Access::Read)
             .map_err(|e| refused(e.to_string()))?;
         if !res.in_current {
-            return Err(refused("artifacts are copied from this project only".into()));
+            return Err(refused(format!(
+                "{} is in another project; artifacts are copied from this project only",
+                res.display
+            )));
         }
         let first = res.rel.split('/').next().unwrap_or_default();
         if first == ".nbook" || first == ".git" {
-            return Err(refused(
-                "files under .nbook/ and .git/ are nbook's and git's own (memory, sessions, the database) and cannot become artifacts".into(),
-            ));
+            return Err(refused(format!(
+                "{} is under {first}/, which is nbook's and git's own (memory, sessions, the database); such files cannot become artifacts",
+                res.display
+            )));
         }
         let meta = std::fs::metadata(&res.abs).map_err(|_| ArtifactError::SourceMissing {
             path: res.display.clone(),
