@@ -734,3 +734,49 @@ async fn web_fetch_failures_are_error_results_with_codes() {
         .await;
     assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_fetch_to_a_host_waits_for_the_author_like_web_fetch() {
+    let port = serve(route);
+    let mut config = Config::default();
+    config.approval.preset = Preset::Supervised;
+    config.web = WebConfig {
+        allow_hosts: vec!["127.0.0.1".into()],
+        ..WebConfig::default()
+    };
+    let f = fx_with(config);
+    let sid = f.session("executor", None);
+    let engine = f.engine.clone();
+    let url = format!("http://127.0.0.1:{port}/page");
+    let (s2, u2) = (sid.clone(), url.clone());
+    let pending = tokio::spawn(async move {
+        engine
+            .call(
+                &s2,
+                ToolCall {
+                    id: String::new(),
+                    name: "fn_web_fetch".into(),
+                    arguments: json!({"url": u2}),
+                },
+                Approval::Queue,
+            )
+            .await
+    });
+    let call = loop {
+        if let Some(c) = f.engine.pending().into_iter().next() {
+            break c;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    match &call.preview.body {
+        PreviewBody::Egress { requests, .. } => {
+            assert_eq!(requests[0].host, "127.0.0.1");
+        }
+        other => panic!("expected an egress preview, got {other:?}"),
+    }
+    f.engine
+        .decide(&call.approval_id, Decision::Reject { reason: None })
+        .unwrap();
+    let r = pending.await.unwrap();
+    assert_eq!(r.status, CallStatus::Rejected, "{}", r.content);
+}
