@@ -57,9 +57,9 @@ impl Embedder for LocalEmbedder {
             .map(|t| {
                 let mut v = vec![0f32; DIMS];
                 for w in t.split_whitespace() {
-                    let h = w
-                        .bytes()
-                        .fold(0xcbf29ce484222325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100000001b3));
+                    let h = w.bytes().fold(0xcbf29ce484222325u64, |h, b| {
+                        (h ^ b as u64).wrapping_mul(0x100000001b3)
+                    });
                     v[(h % DIMS as u64) as usize] += 1.0;
                 }
                 v
@@ -107,7 +107,13 @@ fn bench(c: &mut Criterion) {
     };
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
     let engine = Arc::new(
-        Engine::open(ws, Config::default(), &dirs, nbook::tools::registry().unwrap()).unwrap(),
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
     );
     let sid = engine
         .create_session("executor", Mode::Normal, "bench", None)
@@ -131,7 +137,11 @@ fn bench(c: &mut Criterion) {
         by: "bench",
     };
     let first = rt.block_on(engine.call(&sid, call(), auto.clone()));
-    assert!(first.ok && first.content.contains(", text)"), "{}", first.content);
+    assert!(
+        first.ok && first.content.contains(", text)"),
+        "{}",
+        first.content
+    );
 
     let mut g = c.benchmark_group("memory");
     g.sample_size(20);

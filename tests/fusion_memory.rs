@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use nbook::config::{Config, Dirs, Preset, WebConfig};
-use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, Mode, PreviewBody, ToolCall};
+use nbook::engine::{
+    Approval, CallResult, CallStatus, Decision, Engine, Mode, PreviewBody, ToolCall,
+};
 use nbook::tools::fusion::memory::SESSION_AGENT;
 use serde_json::{json, Value};
 
@@ -124,7 +126,9 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
         for e in rd.flatten() {
             let p = e.path();
             let name = p.file_name().unwrap().to_string_lossy().to_string();
@@ -214,7 +218,10 @@ async fn text_search_without_a_service_says_so_and_ranks_own_notes_first() {
         text.contains("1. .nbook/agent-memory/ada/MEMORY.md:1-1 (1001, text)"),
         "{text}"
     );
-    assert!(text.contains("2. .nbook/memory/MEMORY.md:1-4 (4, text)"), "{text}");
+    assert!(
+        text.contains("2. .nbook/memory/MEMORY.md:1-4 (4, text)"),
+        "{text}"
+    );
     assert!(!text.contains("bob"), "another agent's notes leak: {text}");
     let d = r.details.unwrap();
     assert_eq!(d["backend"], json!("text"));
@@ -225,7 +232,11 @@ async fn text_search_without_a_service_says_so_and_ranks_own_notes_first() {
     assert!(none.content.ends_with("NONE"), "{}", none.content);
     // limit is bounded by the schema.
     let r = f
-        .run(&sid, "fn_memory_search", json!({"query": "salt", "limit": 21}))
+        .run(
+            &sid,
+            "fn_memory_search",
+            json!({"query": "salt", "limit": 21}),
+        )
         .await;
     assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
 }
@@ -309,7 +320,9 @@ async fn an_unreachable_service_falls_back_to_text_and_says_why() {
     let f = fx_with(config);
     f.write(".nbook/memory/MEMORY.md", "Salt roads.\n");
     let sid = f.session("executor", None);
-    let r = f.ok(&sid, "fn_memory_search", json!({"query": "salt"})).await;
+    let r = f
+        .ok(&sid, "fn_memory_search", json!({"query": "salt"}))
+        .await;
     assert!(
         r.content
             .starts_with("(text search: the embedding service failed"),
@@ -329,10 +342,17 @@ async fn memory_get_reads_bounded_windows_of_exact_patterns_only() {
     f.write(".nbook/memory/notes.md", "not memory\n");
     let sid = f.session("executor", Some("ada"));
     let r = f
-        .ok(&sid, "fn_memory_get", json!({"path": ".nbook/memory/MEMORY.md"}))
+        .ok(
+            &sid,
+            "fn_memory_get",
+            json!({"path": ".nbook/memory/MEMORY.md"}),
+        )
         .await;
     let d = r.details.unwrap();
-    assert_eq!((d["startLine"].clone(), d["endLine"].clone()), (json!(1), json!(120)));
+    assert_eq!(
+        (d["startLine"].clone(), d["endLine"].clone()),
+        (json!(1), json!(120))
+    );
     let r = f
         .ok(
             &sid,
@@ -376,7 +396,11 @@ async fn memory_get_reads_bounded_windows_of_exact_patterns_only() {
         .await;
     assert_eq!(code, "MEMORY_PRIVATE");
     let (code, _) = f
-        .code(&sid, "fn_memory_get", json!({"path": ".nbook/memory/DREAMS.md"}))
+        .code(
+            &sid,
+            "fn_memory_get",
+            json!({"path": ".nbook/memory/DREAMS.md"}),
+        )
         .await;
     assert_eq!(code, "MEMORY_NOT_FOUND");
 }
@@ -400,7 +424,9 @@ async fn a_memory_folder_linked_to_another_agent_is_refused() {
         )
         .await;
     assert_eq!(code, "MEMORY_PATH_REFUSED", "{msg}");
-    let r = f.ok(&sid, "fn_memory_search", json!({"query": "bob"})).await;
+    let r = f
+        .ok(&sid, "fn_memory_search", json!({"query": "bob"}))
+        .await;
     assert!(r.content.ends_with("NONE"), "{}", r.content);
 }
 
@@ -434,7 +460,11 @@ async fn appends_wait_for_approval_with_the_diff_and_land_in_the_right_file() {
     match &call.preview.body {
         PreviewBody::Files { changes } => {
             assert_eq!(changes[0].path, ".nbook/memory/MEMORY.md");
-            assert!(changes[0].diff.contains("+Lucia fears water."), "{}", changes[0].diff);
+            assert!(
+                changes[0].diff.contains("+Lucia fears water."),
+                "{}",
+                changes[0].diff
+            );
         }
         other => panic!("expected a file diff, got {other:?}"),
     }
@@ -481,7 +511,11 @@ async fn appends_wait_for_approval_with_the_diff_and_land_in_the_right_file() {
     // Bad notes change nothing.
     let before = tree(&f.root.join(".nbook"));
     let (code, _) = f
-        .code(&sid, "fn_memory_append", json!({"layer": "daily", "content": "   "}))
+        .code(
+            &sid,
+            "fn_memory_append",
+            json!({"layer": "daily", "content": "   "}),
+        )
         .await;
     assert_eq!(code, "MEMORY_EMPTY_NOTE");
     let (code, _) = f
@@ -493,7 +527,11 @@ async fn appends_wait_for_approval_with_the_diff_and_land_in_the_right_file() {
         .await;
     assert_eq!(code, "MEMORY_NOTE_TOO_LARGE");
     let r = f
-        .run(&sid, "fn_memory_append", json!({"layer": "weekly", "content": "x"}))
+        .run(
+            &sid,
+            "fn_memory_append",
+            json!({"layer": "weekly", "content": "x"}),
+        )
         .await;
     assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
     assert_eq!(before, tree(&f.root.join(".nbook")));
@@ -522,7 +560,13 @@ async fn artifacts_are_checked_copied_listed_and_viewed() {
     assert_eq!(d["id"], json!("ART-001"));
     assert_eq!(d["mimeType"], json!("image/png"));
     assert_eq!(d["uri"], json!(".nbook/artifacts/ART-001.png"));
-    assert_eq!((d["metadata"]["width"].clone(), d["metadata"]["height"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (
+            d["metadata"]["width"].clone(),
+            d["metadata"]["height"].clone()
+        ),
+        (json!(1), json!(1))
+    );
     assert_eq!(
         std::fs::read(f.root.join(".nbook/artifacts/ART-001.png")).unwrap(),
         png
@@ -556,7 +600,11 @@ async fn artifacts_are_checked_copied_listed_and_viewed() {
     let r = f
         .ok(&sid, "fn_artifact_view", json!({"id": "ART-001"}))
         .await;
-    assert!(r.content.contains("1×1") && r.content.contains("uri: .nbook/artifacts/ART-001.png"), "{}", r.content);
+    assert!(
+        r.content.contains("1×1") && r.content.contains("uri: .nbook/artifacts/ART-001.png"),
+        "{}",
+        r.content
+    );
     let (code, _) = f
         .code(&sid, "fn_artifact_view", json!({"id": "ART-999"}))
         .await;
@@ -578,20 +626,59 @@ async fn bad_artifacts_are_refused_and_change_nothing() {
     file.set_len(50 * 1024 * 1024 + 1).unwrap();
     let before = tree(&f.root.join(".nbook"));
     let cases: Vec<(Value, &str)> = vec![
-        (json!({"type": "image", "title": "x", "path": "art/fake.png"}), "ARTIFACT_SIGNATURE_MISMATCH"),
-        (json!({"type": "image", "title": "x", "path": "art/notes.txt"}), "ARTIFACT_SIGNATURE_MISMATCH"),
-        (json!({"type": "document", "title": "x", "path": "art/notes.txt", "mimeType": "application/pdf"}), "ARTIFACT_SIGNATURE_MISMATCH"),
-        (json!({"type": "video", "title": "x", "dataBase64": PNG_1X1}), "ARTIFACT_SIGNATURE_MISMATCH"),
-        (json!({"type": "image", "title": "x", "dataBase64": "not base64!!"}), "ARTIFACT_BAD_BASE64"),
-        (json!({"type": "image", "title": "x", "path": "../outside.png"}), "ARTIFACT_PATH_REFUSED"),
-        (json!({"type": "image", "title": "x", "path": "art/link.png"}), "ARTIFACT_PATH_REFUSED"),
-        (json!({"type": "document", "title": "x", "path": ".nbook/agent-memory/bob/MEMORY.md"}), "ARTIFACT_PATH_REFUSED"),
-        (json!({"type": "video", "title": "x", "path": "art/huge.webm"}), "ARTIFACT_TOO_LARGE"),
-        (json!({"type": "document", "title": "x", "content": "x".repeat(1024 * 1024 + 1)}), "ARTIFACT_TOO_LARGE"),
-        (json!({"type": "image", "title": "x", "path": "art/missing.png"}), "ARTIFACT_SOURCE_MISSING"),
+        (
+            json!({"type": "image", "title": "x", "path": "art/fake.png"}),
+            "ARTIFACT_SIGNATURE_MISMATCH",
+        ),
+        (
+            json!({"type": "image", "title": "x", "path": "art/notes.txt"}),
+            "ARTIFACT_SIGNATURE_MISMATCH",
+        ),
+        (
+            json!({"type": "document", "title": "x", "path": "art/notes.txt", "mimeType": "application/pdf"}),
+            "ARTIFACT_SIGNATURE_MISMATCH",
+        ),
+        (
+            json!({"type": "video", "title": "x", "dataBase64": PNG_1X1}),
+            "ARTIFACT_SIGNATURE_MISMATCH",
+        ),
+        (
+            json!({"type": "image", "title": "x", "dataBase64": "not base64!!"}),
+            "ARTIFACT_BAD_BASE64",
+        ),
+        (
+            json!({"type": "image", "title": "x", "path": "../outside.png"}),
+            "ARTIFACT_PATH_REFUSED",
+        ),
+        (
+            json!({"type": "image", "title": "x", "path": "art/link.png"}),
+            "ARTIFACT_PATH_REFUSED",
+        ),
+        (
+            json!({"type": "document", "title": "x", "path": ".nbook/agent-memory/bob/MEMORY.md"}),
+            "ARTIFACT_PATH_REFUSED",
+        ),
+        (
+            json!({"type": "video", "title": "x", "path": "art/huge.webm"}),
+            "ARTIFACT_TOO_LARGE",
+        ),
+        (
+            json!({"type": "document", "title": "x", "content": "x".repeat(1024 * 1024 + 1)}),
+            "ARTIFACT_TOO_LARGE",
+        ),
+        (
+            json!({"type": "image", "title": "x", "path": "art/missing.png"}),
+            "ARTIFACT_SOURCE_MISSING",
+        ),
         (json!({"type": "image", "title": "x"}), "ARTIFACT_NO_SOURCE"),
-        (json!({"type": "document", "title": "x", "content": "a", "path": "art/notes.txt"}), "ARTIFACT_SOURCE_CONFLICT"),
-        (json!({"type": "document", "title": "x", "content": "a", "taskId": "NB-404"}), "TASK_NOT_FOUND"),
+        (
+            json!({"type": "document", "title": "x", "content": "a", "path": "art/notes.txt"}),
+            "ARTIFACT_SOURCE_CONFLICT",
+        ),
+        (
+            json!({"type": "document", "title": "x", "content": "a", "taskId": "NB-404"}),
+            "TASK_NOT_FOUND",
+        ),
     ];
     for (args, want) in cases {
         let (code, msg) = f.code(&sid, "fn_artifact_register", args.clone()).await;
@@ -599,18 +686,29 @@ async fn bad_artifacts_are_refused_and_change_nothing() {
         assert!(msg.contains("nothing was changed"), "{msg}");
     }
     let r = f
-        .run(&sid, "fn_artifact_register", json!({"type": "map", "title": "x", "content": "a"}))
+        .run(
+            &sid,
+            "fn_artifact_register",
+            json!({"type": "map", "title": "x", "content": "a"}),
+        )
         .await;
     assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
-    assert_eq!(before, tree(&f.root.join(".nbook")), "no managed file was written");
+    assert_eq!(
+        before,
+        tree(&f.root.join(".nbook")),
+        "no managed file was written"
+    );
     assert_eq!(f.artifact_rows(), 0, "no artifact row");
 }
 
 // ---------------------------------------------------------------------------------------------
 // fn_web_fetch
 
+/// An answer: status, content type, body and how long to wait before sending it (ms).
+type Reply = (u16, &'static str, Vec<u8>, u64);
+
 /// A one-request-per-connection HTTP server on 127.0.0.1 answering from `route`.
-fn serve(route: fn(&str) -> (u16, &'static str, Vec<u8>, u64)) -> u16 {
+fn serve(route: fn(&str) -> Reply) -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     std::thread::spawn(move || {
@@ -637,7 +735,7 @@ fn serve(route: fn(&str) -> (u16, &'static str, Vec<u8>, u64)) -> u16 {
     port
 }
 
-fn route(path: &str) -> (u16, &'static str, Vec<u8>, u64) {
+fn route(path: &str) -> Reply {
     match path {
         "/page" => (
             200,
@@ -691,7 +789,13 @@ async fn web_fetch_failures_are_error_results_with_codes() {
     let port = serve(route);
     let blocked = web_fx(false);
     let sid = blocked.session("executor", None);
-    for host in ["127.0.0.1", "localhost", "[::1]", "10.0.0.1", "169.254.169.254"] {
+    for host in [
+        "127.0.0.1",
+        "localhost",
+        "[::1]",
+        "10.0.0.1",
+        "169.254.169.254",
+    ] {
         let (code, msg) = blocked
             .code(
                 &sid,
@@ -709,28 +813,53 @@ async fn web_fetch_failures_are_error_results_with_codes() {
         .code(&sid, "fn_web_fetch", json!({"url": u("/big")}))
         .await;
     assert_eq!(code, "too-large", "{msg}");
-    assert!(msg.starts_with("ERROR [too-large]") && msg.contains("512000"), "{msg}");
+    assert!(
+        msg.starts_with("ERROR [too-large]") && msg.contains("512000"),
+        "{msg}"
+    );
     // A larger cap lets the same page through.
-    f.ok(&sid, "fn_web_fetch", json!({"url": u("/big"), "maxBytes": 700000}))
-        .await;
+    f.ok(
+        &sid,
+        "fn_web_fetch",
+        json!({"url": u("/big"), "maxBytes": 700000}),
+    )
+    .await;
     let t = std::time::Instant::now();
     let (code, msg) = f
-        .code(&sid, "fn_web_fetch", json!({"url": u("/slow"), "timeoutMs": 1000}))
+        .code(
+            &sid,
+            "fn_web_fetch",
+            json!({"url": u("/slow"), "timeoutMs": 1000}),
+        )
         .await;
     assert_eq!(code, "timeout", "{msg}");
-    assert!(t.elapsed() < std::time::Duration::from_millis(2_800), "{:?}", t.elapsed());
-    let (code, _) = f.code(&sid, "fn_web_fetch", json!({"url": u("/png")})).await;
+    assert!(
+        t.elapsed() < std::time::Duration::from_millis(2_800),
+        "{:?}",
+        t.elapsed()
+    );
+    let (code, _) = f
+        .code(&sid, "fn_web_fetch", json!({"url": u("/png")}))
+        .await;
     assert_eq!(code, "not-text");
-    let (code, _) = f.code(&sid, "fn_web_fetch", json!({"url": u("/missing")})).await;
+    let (code, _) = f
+        .code(&sid, "fn_web_fetch", json!({"url": u("/missing")}))
+        .await;
     assert_eq!(code, "http-status");
     let (code, _) = f
         .code(&sid, "fn_web_fetch", json!({"url": "ftp://127.0.0.1/x"}))
         .await;
     assert_eq!(code, "unsupported-scheme");
-    let (code, _) = f.code(&sid, "fn_web_fetch", json!({"url": "not a url"})).await;
+    let (code, _) = f
+        .code(&sid, "fn_web_fetch", json!({"url": "not a url"}))
+        .await;
     assert_eq!(code, "invalid-url");
     let r = f
-        .run(&sid, "fn_web_fetch", json!({"url": u("/page"), "timeoutMs": 10}))
+        .run(
+            &sid,
+            "fn_web_fetch",
+            json!({"url": u("/page"), "timeoutMs": 10}),
+        )
         .await;
     assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
 }

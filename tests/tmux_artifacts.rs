@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
+// The driver has more than this test uses.
+#[allow(dead_code)]
 mod tmux_support;
 use tmux_support::{skip_without_tmux, Tmux};
 
@@ -95,6 +97,8 @@ fn the_artifacts_view_lists_shows_text_and_falls_back_for_images() {
         "{s}"
     );
     t.keys(&["A"]);
-    t.wait_for("the board again", long, |s| s.contains("No tasks on the board yet"));
+    t.wait_for("the board again", long, |s| {
+        s.contains("No tasks on the board yet")
+    });
     t.keys(&["q"]);
 }

@@ -34,7 +34,9 @@ fn with_artifacts() -> Book {
         Register {
             kind: Some(Kind::Document),
             title: "Lucia — character sheet".into(),
-            content: Some("# Lucia\n\nAfraid of deep water since the flood.\nSister of Marco.".into()),
+            content: Some(
+                "# Lucia\n\nAfraid of deep water since the flood.\nSister of Marco.".into(),
+            ),
             author_id: "ada".into(),
             author_type: "agent".into(),
             ..Register::default()
@@ -125,13 +127,21 @@ fn keys_follow_the_selection_and_go_back_to_the_board() {
     assert_eq!(v.selected().unwrap().id, "ART-002");
     assert!(matches!(v.shown, Some((ref id, Shown::Image(None))) if id == "ART-002"));
     let s = screen(&mut a, 120, 40);
-    assert!(s.contains("1×1 pixels") && s.contains("path .nbook/artifacts/ART-002.png"), "{s}");
+    assert!(
+        s.contains("1×1 pixels") && s.contains("path .nbook/artifacts/ART-002.png"),
+        "{s}"
+    );
     keys(&b, &mut a, "j");
     let v = a.board.artifacts.as_ref().unwrap();
     assert_eq!(v.selected().unwrap().id, "ART-001");
-    assert!(matches!(&v.shown, Some((id, Shown::Text(t, false))) if id == "ART-001" && t.contains("deep water")));
+    assert!(
+        matches!(&v.shown, Some((id, Shown::Text(t, false))) if id == "ART-001" && t.contains("deep water"))
+    );
     keys(&b, &mut a, "k");
-    assert_eq!(a.board.artifacts.as_ref().unwrap().selected().unwrap().id, "ART-002");
+    assert_eq!(
+        a.board.artifacts.as_ref().unwrap().selected().unwrap().id,
+        "ART-002"
+    );
     keys(&b, &mut a, "A");
     assert!(a.board.artifacts.is_none(), "A again goes back");
     keys(&b, &mut a, "A");

@@ -173,7 +173,10 @@ impl ReadModel {
     }
 
     /// The newest registered artifacts (at most `limit`), for the Artifacts view.
-    pub fn artifacts(&self, limit: usize) -> Result<Vec<crate::board::artifacts::Artifact>, ReadError> {
+    pub fn artifacts(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::board::artifacts::Artifact>, ReadError> {
         if !self.has_db() {
             return Ok(Vec::new());
         }

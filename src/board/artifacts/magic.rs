@@ -137,13 +137,14 @@ pub fn sniff(bytes: &[u8]) -> Option<Format> {
 /// Width and height of a PNG, GIF, JPEG or WebP from its header.
 pub fn dimensions(bytes: &[u8]) -> Option<(u32, u32)> {
     let b = bytes;
-    let be32 = |i: usize| -> Option<u32> {
-        Some(u32::from_be_bytes(b.get(i..i + 4)?.try_into().ok()?))
+    let be32 =
+        |i: usize| -> Option<u32> { Some(u32::from_be_bytes(b.get(i..i + 4)?.try_into().ok()?)) };
+    let le16 = |i: usize| -> Option<u32> {
+        Some(u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?) as u32)
     };
-    let le16 =
-        |i: usize| -> Option<u32> { Some(u16::from_le_bytes(b.get(i..i + 2)?.try_into().ok()?) as u32) };
-    let be16 =
-        |i: usize| -> Option<u32> { Some(u16::from_be_bytes(b.get(i..i + 2)?.try_into().ok()?) as u32) };
+    let be16 = |i: usize| -> Option<u32> {
+        Some(u16::from_be_bytes(b.get(i..i + 2)?.try_into().ok()?) as u32)
+    };
     let le24 = |i: usize| -> Option<u32> {
         let s = b.get(i..i + 3)?;
         Some(s[0] as u32 | (s[1] as u32) << 8 | (s[2] as u32) << 16)

@@ -52,7 +52,9 @@ const SCHEMA: &str = "CREATE TABLE IF NOT EXISTS nbook_artifacts (
   created_at TEXT NOT NULL
 )";
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Document,
@@ -411,10 +413,12 @@ pub fn prepare(ws: &Workspace, r: &Register) -> ArtifactResult<Prepared> {
         });
     }
     let sniffed = magic::sniff(&bytes);
-    let claimed_mime = r
-        .mime_type
-        .clone()
-        .or_else(|| path_ext.as_deref().and_then(magic::mime_of_ext).map(String::from));
+    let claimed_mime = r.mime_type.clone().or_else(|| {
+        path_ext
+            .as_deref()
+            .and_then(magic::mime_of_ext)
+            .map(String::from)
+    });
     if let Some(claim) = claimed_mime.as_deref().and_then(Format::from_mime) {
         if sniffed != Some(claim) {
             return Err(ArtifactError::Signature {
@@ -627,10 +631,14 @@ pub fn list(c: &Connection, f: &Filter) -> rusqlite::Result<(Vec<Artifact>, usiz
     if !table_exists(c)? {
         return Ok((Vec::new(), 0));
     }
-    let like = f
-        .search
-        .as_deref()
-        .map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+    let like = f.search.as_deref().map(|s| {
+        format!(
+            "%{}%",
+            s.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        )
+    });
     let clause = "WHERE (?1 IS NULL OR type = ?1) AND (?2 IS NULL OR author_id = ?2)
         AND (?3 IS NULL OR task_id = ?3)
         AND (?4 IS NULL OR title LIKE ?4 ESCAPE '\\' OR description LIKE ?4 ESCAPE '\\')";
@@ -734,7 +742,10 @@ pub fn payload(root: &Path, a: &Artifact) -> Payload {
     };
     match std::fs::metadata(&file) {
         Ok(m) if m.len() > MAX_BYTES => {
-            return Payload::None(Some(format!("{} is larger than {MAX_BYTES} bytes", file.display())))
+            return Payload::None(Some(format!(
+                "{} is larger than {MAX_BYTES} bytes",
+                file.display()
+            )))
         }
         Err(e) => return Payload::None(Some(format!("cannot read {}: {e}", file.display()))),
         _ => {}

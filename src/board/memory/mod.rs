@@ -169,7 +169,10 @@ impl MemoryPath {
         let not = || MemoryError::NotMemory {
             path: path.to_string(),
         };
-        if let Some(file) = p.strip_prefix(PROJECT_DIR).and_then(|r| r.strip_prefix('/')) {
+        if let Some(file) = p
+            .strip_prefix(PROJECT_DIR)
+            .and_then(|r| r.strip_prefix('/'))
+        {
             return if is_memory_file(file) {
                 Ok(MemoryPath {
                     owner: None,
@@ -378,11 +381,13 @@ pub fn write_file(ws: &Workspace, p: &MemoryPath, text: &str) -> MemoryResult<()
             target.display()
         )));
     }
-    target.write(text.as_bytes()).map_err(|source| MemoryError::Io {
-        action: "write",
-        path: rel,
-        source,
-    })
+    target
+        .write(text.as_bytes())
+        .map_err(|source| MemoryError::Io {
+            action: "write",
+            path: rel,
+            source,
+        })
 }
 
 /// The memory files `agent` may read that exist, project files first; each with its text.

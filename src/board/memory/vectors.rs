@@ -37,7 +37,9 @@ pub enum VectorError {
     },
     #[error("the embedding service returned {got} vectors for {sent} texts")]
     Count { got: usize, sent: usize },
-    #[error("the embedding service returned vectors of {got} dimensions where earlier ones had {want}")]
+    #[error(
+        "the embedding service returned vectors of {got} dimensions where earlier ones had {want}"
+    )]
     Dims { got: usize, want: usize },
 }
 

@@ -226,11 +226,7 @@ impl TypedTool for ArtifactList {
                     )
                 })
                 .collect();
-            lines.push(format!(
-                "{} of {total} (offset {}).",
-                items.len(),
-                f.offset
-            ));
+            lines.push(format!("{} of {total} (offset {}).", items.len(), f.offset));
             lines.join("\n")
         };
         let listed: Vec<Value> = items

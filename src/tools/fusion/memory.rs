@@ -68,8 +68,7 @@ impl Embedder for Service {
         &self.cfg.model
     }
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, crate::net::embed::EmbedError> {
-        self.cfg
-            .embed(texts, std::time::Duration::from_secs(60))
+        self.cfg.embed(texts, std::time::Duration::from_secs(60))
     }
 }
 
@@ -103,32 +102,30 @@ impl TypedTool for MemorySearch {
         }
         let files = mem::readable_files(&ctx.workspace, &agent_id(ctx)).map_err(err)?;
         let limit = a.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT);
-        let found: Found = match crate::net::embed::EmbedConfig::from_config(
-            &ctx.config,
-            "fn_memory_search",
-        ) {
-            Ok(cfg) => {
-                let service = Service {
-                    provider: ctx
-                        .config
-                        .embedding
-                        .as_ref()
-                        .map(|e| e.provider.clone())
-                        .unwrap_or_default(),
-                    cfg,
-                };
-                let store = Store::new(&ctx.workspace.nbook_dir(), service.model());
-                search::search(&files, query, limit, Ok((&service, &store)))
+        let found: Found =
+            match crate::net::embed::EmbedConfig::from_config(&ctx.config, "fn_memory_search") {
+                Ok(cfg) => {
+                    let service = Service {
+                        provider: ctx
+                            .config
+                            .embedding
+                            .as_ref()
+                            .map(|e| e.provider.clone())
+                            .unwrap_or_default(),
+                        cfg,
+                    };
+                    let store = Store::new(&ctx.workspace.nbook_dir(), service.model());
+                    search::search(&files, query, limit, Ok((&service, &store)))
+                }
+                Err(crate::net::embed::EmbedError::NotConfigured { .. }) => search::search(
+                    &files,
+                    query,
+                    limit,
+                    Err("no embedding service is configured ([embedding] in config.toml)".into()),
+                ),
+                Err(e) => search::search(&files, query, limit, Err(e.to_string())),
             }
-            Err(crate::net::embed::EmbedError::NotConfigured { .. }) => search::search(
-                &files,
-                query,
-                limit,
-                Err("no embedding service is configured ([embedding] in config.toml)".into()),
-            ),
-            Err(e) => search::search(&files, query, limit, Err(e.to_string())),
-        }
-        .map_err(err)?;
+            .map_err(err)?;
         Ok(read_output(
             search::render(&found),
             serde_json::to_value(&found).unwrap_or_default(),
@@ -187,7 +184,10 @@ impl TypedTool for MemoryGet {
                 w.end_line + 1
             ));
         }
-        Ok(read_output(text, serde_json::to_value(&w).unwrap_or_default()))
+        Ok(read_output(
+            text,
+            serde_json::to_value(&w).unwrap_or_default(),
+        ))
     }
 }
 
@@ -228,7 +228,12 @@ impl MemoryAppend {
 
 fn fingerprint(text: &str) -> String {
     let d = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
-    let hex: String = d.as_ref().iter().take(8).map(|b| format!("{b:02x}")).collect();
+    let hex: String = d
+        .as_ref()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     format!("{} bytes sha256:{hex}", text.len())
 }
 

@@ -64,7 +64,8 @@ fn web_code(e: &WebError) -> &'static str {
 
 fn parse(url: &str) -> Result<reqwest::Url, ToolError> {
     let raw = url.trim();
-    reqwest::Url::parse(raw).map_err(|e| coded("invalid-url", format!("{raw:?} is not a valid URL: {e}")))
+    reqwest::Url::parse(raw)
+        .map_err(|e| coded("invalid-url", format!("{raw:?} is not a valid URL: {e}")))
 }
 
 pub struct FnWebFetch;
@@ -101,7 +102,9 @@ impl TypedTool for FnWebFetch {
         let page = fetch_page(&ctx.config.web, url.clone(), limits).map_err(|e| match e {
             PageError::Web(WebError::Timeout) => coded(
                 "timeout",
-                format!("{url} did not finish within {timeout_ms} ms; try again or raise timeoutMs"),
+                format!(
+                    "{url} did not finish within {timeout_ms} ms; try again or raise timeoutMs"
+                ),
             ),
             PageError::Web(w) => coded(web_code(&w), w),
             PageError::NotText { .. } => coded("not-text", e),
@@ -129,7 +132,9 @@ impl TypedTool for FnWebFetch {
         text.push('\n');
         text.push_str(&content);
         if truncated {
-            text.push_str(&format!("\n… (cut at {MAX_TEXT_CHARS} of {total} characters)"));
+            text.push_str(&format!(
+                "\n… (cut at {MAX_TEXT_CHARS} of {total} characters)"
+            ));
         }
         Ok(ToolOutput {
             content: text,

@@ -121,7 +121,8 @@ pub fn protocol_from_env(get: impl Fn(&str) -> Option<String>) -> Option<Protoco
 
 /// Decode `bytes` for `proto` (cell size from the terminal's pixel size, else 8×16).
 fn image_for(bytes: &[u8], proto: ProtocolType) -> Result<ImageHandle, String> {
-    let img = image::load_from_memory(bytes).map_err(|e| format!("cannot decode the image: {e}"))?;
+    let img =
+        image::load_from_memory(bytes).map_err(|e| format!("cannot decode the image: {e}"))?;
     let font = crossterm::terminal::window_size()
         .ok()
         .filter(|w| w.width > 0 && w.height > 0 && w.columns > 0 && w.rows > 0)
@@ -146,15 +147,13 @@ pub fn run(engine: &Arc<Engine>, job: ArtifactsJob) -> ArtifactsJobResult {
         ArtifactsJob::Show(a) => {
             let shown = match engine.read().artifact_payload(&a) {
                 Payload::Text(t, cut) => Shown::Text(t, cut),
-                Payload::Image(bytes) => {
-                    match protocol_from_env(|k| std::env::var(k).ok()) {
-                        None => Shown::Image(None),
-                        Some(p) => match image_for(&bytes, p) {
-                            Ok(h) => Shown::Image(Some(h)),
-                            Err(e) => Shown::Facts(Some(e)),
-                        },
-                    }
-                }
+                Payload::Image(bytes) => match protocol_from_env(|k| std::env::var(k).ok()) {
+                    None => Shown::Image(None),
+                    Some(p) => match image_for(&bytes, p) {
+                        Ok(h) => Shown::Image(Some(h)),
+                        Err(e) => Shown::Facts(Some(e)),
+                    },
+                },
                 Payload::None(why) => Shown::Facts(why),
             };
             ArtifactsJobResult::Shown(a.id.clone(), shown)
@@ -314,7 +313,12 @@ pub fn draw_list(app: &AppState, v: &ArtifactsView, area: Rect, buf: &mut Buffer
         let line = Line::from(list_line(a, area.width as usize));
         if off + i == v.selected {
             buf.set_style(Rect::new(area.x, area.y + i as u16, area.width, 1), sel);
-            put_line(buf, area, i as u16, &crate::tui::chrome::select_line(line, sel));
+            put_line(
+                buf,
+                area,
+                i as u16,
+                &crate::tui::chrome::select_line(line, sel),
+            );
         } else {
             put_line(buf, area, i as u16, &line);
         }
@@ -325,7 +329,12 @@ pub fn draw_list(app: &AppState, v: &ArtifactsView, area: Rect, buf: &mut Buffer
 pub fn facts(a: &Artifact) -> Vec<String> {
     let mut out = vec![
         a.title.clone(),
-        format!("type {} · {} · {}", a.kind.as_str(), a.mime_type, human_size(a.size_bytes)),
+        format!(
+            "type {} · {} · {}",
+            a.kind.as_str(),
+            a.mime_type,
+            human_size(a.size_bytes)
+        ),
     ];
     if let Some((w, h)) = a.dimensions() {
         out.push(format!("{w}×{h} pixels"));
@@ -361,7 +370,11 @@ pub fn draw_detail(app: &AppState, v: &ArtifactsView, area: Rect, buf: &mut Buff
         })
         .collect();
     lines.push((Line::default(), 0));
-    let shown = v.shown.as_ref().filter(|(id, _)| id == &a.id).map(|(_, s)| s);
+    let shown = v
+        .shown
+        .as_ref()
+        .filter(|(id, _)| id == &a.id)
+        .map(|(_, s)| s);
     match shown {
         None => lines.push((Line::from(Span::styled("loading…", th.dim)), 0)),
         Some(Shown::Text(text, cut)) => {
