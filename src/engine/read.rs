@@ -17,6 +17,7 @@ use crate::world::calendar::Calendar;
 use crate::world::query::WorldView;
 use crate::world::{pool, WorldError};
 
+pub use crate::board::artifacts::{human_size, Artifact, Payload as ArtifactPayload};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 
@@ -173,10 +174,7 @@ impl ReadModel {
     }
 
     /// The newest registered artifacts (at most `limit`), for the Artifacts view.
-    pub fn artifacts(
-        &self,
-        limit: usize,
-    ) -> Result<Vec<crate::board::artifacts::Artifact>, ReadError> {
+    pub fn artifacts(&self, limit: usize) -> Result<Vec<Artifact>, ReadError> {
         if !self.has_db() {
             return Ok(Vec::new());
         }
@@ -191,10 +189,7 @@ impl ReadModel {
 
     /// What the Artifacts view shows of one artifact: its text, or the bytes of its managed
     /// image (only files under `.nbook/`, at most the registry's cap).
-    pub fn artifact_payload(
-        &self,
-        a: &crate::board::artifacts::Artifact,
-    ) -> crate::board::artifacts::Payload {
+    pub fn artifact_payload(&self, a: &Artifact) -> ArtifactPayload {
         crate::board::artifacts::payload(&self.root, a)
     }
 

@@ -22,7 +22,7 @@ use ratatui_image::picker::{Picker, ProtocolType};
 use ratatui_image::protocol::StatefulProtocol;
 use ratatui_image::StatefulImage;
 
-use crate::board::artifacts::{human_size, Artifact, Payload};
+use crate::engine::read::{human_size, Artifact, ArtifactPayload as Payload};
 use crate::engine::Engine;
 use crate::tui::action::{Command, Effect, Ticket};
 use crate::tui::app::AppState;
