@@ -240,6 +240,14 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_task_document_read",
     "fn_goal_list",
     "fn_goal_show",
+    // Fusion's memory, artifacts and web fetch (#17).
+    "fn_memory_search",
+    "fn_memory_get",
+    "fn_memory_append",
+    "fn_artifact_register",
+    "fn_artifact_list",
+    "fn_artifact_view",
+    "fn_web_fetch",
     // The author's Board moves (author-only).
     "fn_task_move",
     "fn_task_pause",

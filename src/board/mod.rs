@@ -21,11 +21,13 @@
 
 pub mod assign;
 pub mod checks;
+pub mod artifacts;
 pub mod docs;
 pub mod draft;
 pub mod error;
 pub mod goals;
 pub mod merge;
+pub mod memory;
 pub mod model;
 pub mod prompt;
 pub mod review;

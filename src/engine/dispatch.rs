@@ -184,7 +184,8 @@ impl Engine {
         let egress = if effects.egress {
             match tool.egress(&ctx, &args) {
                 Ok(r) => Some(r),
-                Err(e) => return CallResult::fail(call, CallStatus::ToolError, e.to_string()),
+                // A coded refusal keeps its details (fn_web_fetch's `ERROR [code]`).
+                Err(e) => return CallResult::tool_error(call, &e),
             }
         } else {
             None

@@ -18,6 +18,7 @@ use crate::world::query::WorldView;
 use crate::world::{pool, WorldError};
 
 pub use crate::board::draft::{DraftChangeKind, DraftDiff};
+pub use crate::board::artifacts::{human_size, Artifact, Payload as ArtifactPayload};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 
@@ -178,6 +179,26 @@ impl ReadModel {
                 draft,
             })
         })?)
+    }
+
+    /// The newest registered artifacts (at most `limit`), for the Artifacts view.
+    pub fn artifacts(&self, limit: usize) -> Result<Vec<Artifact>, ReadError> {
+        if !self.has_db() {
+            return Ok(Vec::new());
+        }
+        let f = crate::board::artifacts::Filter {
+            limit,
+            ..Default::default()
+        };
+        Ok(self
+            .board()
+            .read(|c| Ok(crate::board::artifacts::list(c, &f)?.0))?)
+    }
+
+    /// What the Artifacts view shows of one artifact: its text, or the bytes of its managed
+    /// image (only files under `.nbook/`, at most the registry's cap).
+    pub fn artifact_payload(&self, a: &Artifact) -> ArtifactPayload {
+        crate::board::artifacts::payload(&self.root, a)
     }
 
     /// Both trees and both ledgers.

@@ -129,5 +129,12 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::agents::HeartbeatDone))?;
     registry.register(Arc::new(fusion::merge::MergeTaskDraft))?;
     registry.register(Arc::new(fusion::merge::ReportBuildFailure))?;
+    registry.register(Arc::new(fusion::memory::MemorySearch))?;
+    registry.register(Arc::new(fusion::memory::MemoryGet))?;
+    registry.register(Arc::new(fusion::memory::MemoryAppend))?;
+    registry.register(Arc::new(fusion::artifacts::ArtifactRegister))?;
+    registry.register(Arc::new(fusion::artifacts::ArtifactList))?;
+    registry.register(Arc::new(fusion::artifacts::ArtifactView))?;
+    registry.register(Arc::new(fusion::web::FnWebFetch))?;
     Ok(())
 }

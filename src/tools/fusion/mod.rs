@@ -16,11 +16,14 @@
 //! parameter (fn_task_update, fn_task_done, …) can only ever touch the session's task.
 
 pub mod agents;
+pub mod artifacts;
 pub mod docs;
 pub mod goals;
+pub mod memory;
 pub mod merge;
 pub mod review;
 pub mod tasks;
+pub mod web;
 
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! shared fetch client resolves through the same check, so a second DNS answer cannot swap a
 //! checked address for a private one.
 //! Bodies are capped at 2 MB, the whole fetch at 20 s, and the returned content at 20 000
-//! characters. Its egress request (host and URL) is named before anything is sent; redirects
+//! characters ([`fetch_page`] takes other [`Limits`]: `fn_web_fetch` passes its own). Its egress request (host and URL) is named before anything is sent; redirects
 //! are not asked about again, as the hosts they lead to only learn what the first host chose
 //! to put in the redirect.
 
@@ -14,8 +14,7 @@ use super::charset;
 use super::html::html_to_text;
 use super::ssrf::{check_url, fetch_client, precheck_url};
 use super::{
-    now_rfc3339, run_async, WebError, FETCH_TIMEOUT, MAX_BODY_BYTES, MAX_CONTENT_CHARS,
-    MAX_REDIRECTS,
+    now_rfc3339, WebError, FETCH_TIMEOUT, MAX_BODY_BYTES, MAX_CONTENT_CHARS, MAX_REDIRECTS,
 };
 use crate::config::WebConfig;
 use crate::engine::effects::normalize_host;
@@ -41,8 +40,91 @@ struct Fetched {
     body_truncated: bool,
 }
 
-async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, WebError> {
-    let deadline = tokio::time::Instant::now() + FETCH_TIMEOUT;
+/// How long a fetch may take and how much of the body it keeps.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub timeout: std::time::Duration,
+    pub max_body: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            timeout: FETCH_TIMEOUT,
+            max_body: MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// A fetched page as readable text.
+#[derive(Clone, Debug)]
+pub struct Page {
+    pub final_url: String,
+    pub title: Option<String>,
+    pub content_type: String,
+    pub charset: String,
+    pub charset_source: String,
+    pub content: String,
+    /// `markdown` (converted HTML) or `text`.
+    pub format: &'static str,
+    /// The body was longer than `Limits::max_body` and was cut there.
+    pub body_truncated: bool,
+}
+
+/// Why a page could not be fetched as text.
+#[derive(Debug, thiserror::Error)]
+pub enum PageError {
+    #[error(transparent)]
+    Web(#[from] WebError),
+    #[error("{url} is {content_type} and not text; web_fetch only returns web pages and text")]
+    NotText { url: String, content_type: String },
+    #[error("{0}")]
+    Runtime(String),
+}
+
+/// Fetch `url` (http/https, checked like every hop) within `limits` and turn it into text.
+/// Callable from sync code: it runs on the shared network runtime.
+pub fn fetch_page(web: &WebConfig, url: reqwest::Url, limits: Limits) -> Result<Page, PageError> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(WebError::Scheme(url.scheme().to_string()).into());
+    }
+    let fetched = crate::net::runtime::block_on(fetch(web.clone(), url, limits))
+        .map_err(|e| PageError::Runtime(e.to_string()))??;
+    let ct = fetched.content_type.to_ascii_lowercase();
+    let is_html = ct.contains("html") || (ct.is_empty() && looks_like_html(&fetched.body));
+    let is_text =
+        ct.starts_with("text/") || ct.contains("json") || ct.contains("xml") || ct.is_empty();
+    if !is_html && !is_text {
+        return Err(PageError::NotText {
+            url: fetched.final_url,
+            content_type: fetched.content_type,
+        });
+    }
+    let host = reqwest::Url::parse(&fetched.final_url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let decoded = charset::decode(&fetched.body, &fetched.content_type, is_html, &host);
+    let (title, content, format) = if is_html {
+        let (t, c) = html_to_text(&decoded.text);
+        (t, c, "markdown")
+    } else {
+        (None, decoded.text.trim().to_string(), "text")
+    };
+    Ok(Page {
+        final_url: fetched.final_url,
+        title,
+        content_type: fetched.content_type,
+        charset: decoded.charset.to_string(),
+        charset_source: decoded.source.to_string(),
+        content,
+        format,
+        body_truncated: fetched.body_truncated,
+    })
+}
+
+async fn fetch(web: WebConfig, start: reqwest::Url, limits: Limits) -> Result<Fetched, WebError> {
+    let deadline = tokio::time::Instant::now() + limits.timeout;
     let work = async move {
         let mut url = start;
         let mut hops = 0usize;
@@ -107,7 +189,7 @@ async fn fetch(web: WebConfig, start: reqwest::Url) -> Result<Fetched, WebError>
                 url: url.to_string(),
                 source,
             })? {
-                let room = MAX_BODY_BYTES - body.len();
+                let room = limits.max_body - body.len();
                 if chunk.len() > room {
                     body.extend_from_slice(&chunk[..room]);
                     body_truncated = true;
@@ -160,53 +242,27 @@ impl TypedTool for WebFetch {
     }
     fn run(&self, ctx: &ToolCtx, args: &FetchArgs) -> Result<ToolOutput, ToolError> {
         let (raw, url) = url_arg(args)?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError::failed(format!(
-                "web_fetch only fetches http and https URLs, not {}:",
-                url.scheme()
-            )));
-        }
-        let fetched = run_async(fetch(ctx.config.web.clone(), url))?;
-        let ct = fetched.content_type.to_ascii_lowercase();
-        let is_html = ct.contains("html") || (ct.is_empty() && looks_like_html(&fetched.body));
-        let is_text =
-            ct.starts_with("text/") || ct.contains("json") || ct.contains("xml") || ct.is_empty();
-        if !is_html && !is_text {
-            return Err(ToolError::failed(format!(
-                "{} is {} and not text; web_fetch only returns web pages and text",
-                fetched.final_url, fetched.content_type
-            )));
-        }
-        let host = reqwest::Url::parse(&fetched.final_url)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_string))
-            .unwrap_or_default();
-        let decoded = charset::decode(&fetched.body, &fetched.content_type, is_html, &host);
-        let text = decoded.text;
-        let (title, mut content, format) = if is_html {
-            let (t, c) = html_to_text(&text);
-            (t, c, "markdown")
-        } else {
-            (None, text.trim().to_string(), "text")
-        };
-        let mut truncated = fetched.body_truncated;
+        let page = fetch_page(&ctx.config.web, url, Limits::default())
+            .map_err(|e| ToolError::failed(e.to_string()))?;
+        let mut content = page.content;
+        let mut truncated = page.body_truncated;
         if content.chars().count() > MAX_CONTENT_CHARS {
             content = content.chars().take(MAX_CONTENT_CHARS).collect();
             truncated = true;
         }
         let mut out = json!({
             "url": raw,
-            "finalUrl": fetched.final_url,
+            "finalUrl": page.final_url,
         });
-        if let Some(t) = &title {
+        if let Some(t) = &page.title {
             out["title"] = json!(t);
         }
-        out["contentType"] = json!(fetched.content_type);
-        out["charset"] = json!(decoded.charset);
-        out["charsetSource"] = json!(decoded.source);
+        out["contentType"] = json!(page.content_type);
+        out["charset"] = json!(page.charset);
+        out["charsetSource"] = json!(page.charset_source);
         out["fetchedAt"] = json!(now_rfc3339());
         out["content"] = json!(content);
-        out["contentFormat"] = json!(format);
+        out["contentFormat"] = json!(page.format);
         out["truncated"] = json!(truncated);
         out["provider"] = json!("local");
         Ok(ToolOutput {

@@ -23,9 +23,10 @@ mod search;
 mod ssrf;
 
 pub use error::WebError;
-pub use fetch::WebFetch;
+pub use fetch::{fetch_page, Limits, Page, PageError, WebFetch};
 pub use html::html_to_text;
 pub use search::{WebSearch, DEFAULT_SEARCH_ORDER};
+pub use ssrf::precheck_url;
 pub use ssrf::{blocked_reason, embedded_ipv4};
 
 pub const MAX_REDIRECTS: usize = 5;

@@ -142,7 +142,7 @@ fn refused(host: &str, ip: IpAddr, why: &str) -> WebError {
 /// What can be checked about a URL without the network: the scheme, that it has a host, and
 /// — for IP literals and `localhost` names — whether the address may be reached. Run before
 /// the author is asked about the request, so nobody approves a fetch that is refused anyway.
-pub(super) fn precheck_url(web: &WebConfig, url: &reqwest::Url) -> Result<String, WebError> {
+pub fn precheck_url(web: &WebConfig, url: &reqwest::Url) -> Result<String, WebError> {
     match url.scheme() {
         "http" | "https" => {}
         other => return Err(WebError::Scheme(other.to_string())),

@@ -8,6 +8,12 @@ use crate::tui::keymap::Context;
 
 pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let b = &app.board;
+    if b.artifacts.is_some() {
+        return vec![
+            PaneCommand::new(Command::BoardArtifacts, Context::Board, "back to the board").hint(),
+            PaneCommand::new(Command::Refresh, Context::Board, "reload"),
+        ];
+    }
     let task = b.selected_task();
     let card = task.is_some();
     let live = task.is_some_and(|t| !matches!(t.column.as_str(), "done" | "archived"));
@@ -27,6 +33,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::BoardGoals, "goals"),
         c(Command::BoardSteer, "steer").available(live),
         c(Command::BoardScheduler, scheduler_label(app)).available(app.board.scheduler.is_some()),
+        c(Command::BoardArtifacts, "artifacts").hint(),
     ]
 }
 

@@ -62,6 +62,8 @@ pub enum BoardJob {
     Load,
     Detail(String),
     Write(BoardWrite),
+    /// The Artifacts view's list and payloads (`super::artifacts`).
+    Artifacts(super::artifacts::ArtifactsJob),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -71,6 +73,7 @@ pub enum BoardJobResult {
     /// The tool's own sentence ("NB-002 moved to Review.") and the task it names, or why
     /// nothing changed.
     Written(BoardWrite, Result<(String, Option<String>), String>),
+    Artifacts(super::artifacts::ArtifactsJobResult),
 }
 
 pub fn load(read: &ReadModel) -> Result<BoardOverview, String> {
@@ -92,6 +95,7 @@ pub fn run(engine: &Arc<Engine>, job: BoardJob) -> BoardJobResult {
             let r = write(engine, &w);
             BoardJobResult::Written(w, r)
         }
+        BoardJob::Artifacts(j) => BoardJobResult::Artifacts(super::artifacts::run(engine, j)),
     }
 }
 

@@ -13,6 +13,7 @@
 //! rest.
 
 pub mod columns;
+pub mod artifacts;
 pub mod commands;
 pub mod goals;
 pub mod jobs;
@@ -66,6 +67,8 @@ pub struct BoardState {
     pub select_after: Option<String>,
     /// The board's scheduler as it last reported (`None` where none runs: tests, benches).
     pub scheduler: Option<crate::runner::RunnerStatus>,
+    /// The Artifacts view (`A`), when open: it replaces the board in the pane.
+    pub artifacts: Option<artifacts::ArtifactsView>,
 }
 
 impl BoardState {

@@ -35,6 +35,9 @@ impl AppState {
     }
 
     pub(crate) fn board_command(&mut self, cmd: Command, page: usize) -> Vec<Effect> {
+        if self.board.artifacts.is_some() {
+            return self.artifacts_command(cmd, page);
+        }
         let before = self.board.selected;
         match cmd {
             Command::Down => self.board.step(1, true),
@@ -80,6 +83,7 @@ impl AppState {
                 return Vec::new();
             }
             Command::BoardScheduler => return self.board_toggle_scheduler(),
+            Command::BoardArtifacts => return self.artifacts_toggle(),
             _ => return Vec::new(),
         }
         // Keep the window where it was unless the selection left it (the goals line, when
@@ -217,6 +221,7 @@ impl AppState {
 
     pub(crate) fn board_job_done(&mut self, ticket: Ticket, result: BoardJobResult) -> Vec<Effect> {
         match result {
+            BoardJobResult::Artifacts(r) => self.artifacts_job_done(ticket, r),
             BoardJobResult::Loaded(r) => {
                 if self.board.loading != Some(ticket) {
                     return Vec::new();

@@ -31,6 +31,9 @@ fn pending(app: &AppState, id: &str) -> usize {
 }
 
 pub fn pane_title(app: &AppState) -> String {
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::pane_title(v);
+    }
     match &app.board.data {
         Some(d) if !d.tasks.is_empty() => format!(" 6 Board ({}) ", d.tasks.len()),
         _ => " 6 Board ".into(),
@@ -229,6 +232,9 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
 }
 
 pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::draw_list(app, v, area, buf, focused);
+    }
     let b = &app.board;
     let t = &app.theme;
     let mut area = area;
@@ -294,6 +300,9 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
 }
 
 pub fn detail_title(app: &AppState) -> String {
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::detail_title(v);
+    }
     match (&app.board.detail, app.board.selected_task()) {
         (Some((id, _)), _) => format!(" Task {id} "),
         (None, Some(t)) => format!(" {} · {} ", t.id, column_name(app, &t.column)),
@@ -311,6 +320,10 @@ fn column_name(app: &AppState, id: &str) -> String {
 }
 
 pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
+    // The Artifacts view replaces the board while it is open.
+    if let Some(v) = &app.board.artifacts {
+        return super::artifacts::draw_detail(app, v, area, buf);
+    }
     // Wide enough and no task opened: the columns side by side above the selected card.
     if crate::tui::board::columns::fits(app, area) {
         return crate::tui::board::columns::draw(app, area, buf);
