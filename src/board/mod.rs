@@ -19,15 +19,15 @@
 //! This module imports nothing from the engine; the tools in `src/tools/fusion/` put it
 //! behind the engine contract.
 
+pub mod artifacts;
 pub mod assign;
 pub mod checks;
-pub mod artifacts;
 pub mod docs;
 pub mod draft;
 pub mod error;
 pub mod goals;
-pub mod merge;
 pub mod memory;
+pub mod merge;
 pub mod model;
 pub mod prompt;
 pub mod review;

@@ -17,8 +17,8 @@ use crate::world::calendar::Calendar;
 use crate::world::query::WorldView;
 use crate::world::{pool, WorldError};
 
-pub use crate::board::draft::{DraftChangeKind, DraftDiff};
 pub use crate::board::artifacts::{human_size, Artifact, Payload as ArtifactPayload};
+pub use crate::board::draft::{DraftChangeKind, DraftDiff};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 

@@ -12,8 +12,8 @@
 //! This module holds the state and the rows; `update`, `view`, `overlay` and `commands` the
 //! rest.
 
-pub mod columns;
 pub mod artifacts;
+pub mod columns;
 pub mod commands;
 pub mod goals;
 pub mod jobs;
