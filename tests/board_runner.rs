@@ -14,8 +14,9 @@ use nbook::agent::host::{Host, ProviderSource};
 use nbook::agent::{Provider, ReplayProvider};
 use nbook::board::{steering, tasks, Board, Task};
 use nbook::config::{Config, Dirs, Preset, ToolRule};
-use nbook::engine::{Approval, Decision, Engine, LogRecord};
+use nbook::engine::{Approval, Decision, Engine, LogRecord, Mode, ToolCall};
 use nbook::runner::{Runner, RunnerEvent, PARKED};
+use nbook::tools::fusion::SESSION_TASK;
 use serde_json::{json, Value};
 
 struct Fx {
@@ -879,4 +880,43 @@ async fn pausing_a_task_stops_the_agents_its_session_spawned() {
     let exec = sessions_of(&f.engine, "executor", &id)[0].clone();
     eventually("the executor is stopped", || !host.is_running(&exec)).await;
     stop.cancel();
+}
+
+/// A task session whose call waits for the author without a run in this process (a call
+/// restored after a restart, or one left by `nbook board run --once`) holds its task: the
+/// scheduler starts no second session for that stage, and the call keeps its slot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiting_call_without_a_run_keeps_its_task_and_its_slot() {
+    let f = fx(3, 2);
+    let id = create(&f, "Draft chapter 12", &[]).await;
+    planned(&f, &id);
+    let sid = f
+        .engine
+        .create_session("executor", Mode::Normal, "executor", None)
+        .unwrap()
+        .id;
+    f.engine
+        .set_session_state(&sid, vec![(SESSION_TASK.into(), json!(id))])
+        .unwrap();
+    // Not allowed in fx's [approval.tools]: it waits under supervised.
+    let waiting = ToolCall {
+        id: "c1".into(),
+        name: "fn_task_file_scope_add".into(),
+        arguments: json!({"files": ["manuscript/012/*.md"]}),
+    };
+    let (e, s) = (f.engine.clone(), sid.clone());
+    let _held = tokio::spawn(async move { e.call(&s, waiting, Approval::Queue).await });
+    eventually("the call waits", || f.engine.pending().len() == 1).await;
+
+    let providers = scripts(&[("executor", vec![turn("working", json!([]))])]);
+    let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
+    let runner = Runner::new(f.engine.clone(), host.clone());
+    runner.tick();
+    assert_eq!(
+        sessions_of(&f.engine, "executor", &id),
+        vec![sid.clone()],
+        "no second executor for a task whose session waits for the author"
+    );
+    let st = runner.status();
+    assert_eq!(st.running, 1, "the waiting call keeps its slot: {st:?}");
 }

@@ -6,9 +6,9 @@
 //! - `--once`: schedule until nothing more can happen without the author — no task session
 //!   runs except those waiting for the author, and a look at the board starts nothing — then
 //!   print what waits and exit: 0 when nothing waits, 3 when calls wait for approval. The
-//!   waiting calls end with the process (the next nbook marks them interrupted); their tasks
-//!   keep their stage, so the scheduler of the next `nbook` (or `board run`) starts that stage
-//!   again and the call waits in its queue, where the author can approve it.
+//!   waiting calls stay in the queue on disk (`engine::pending_store`): the next `nbook` (or
+//!   `board run`) shows them in Approvals, approving one resumes its session, and the
+//!   scheduler starts no second session for that stage while the call waits.
 //! - without `--once`: schedule until Ctrl+C; waiting calls stay waiting and hold their
 //!   slots, other tasks go on in the free ones. Ctrl+C cancels the running sessions (exit 130).
 //!

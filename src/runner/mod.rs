@@ -227,10 +227,19 @@ impl Runner {
 
     /// The running task sessions (every session with `board.task` that runs on the host).
     pub fn task_sessions(&self) -> Vec<SessionLine> {
+        // A session whose call waits in the queue holds its task even with no run in this
+        // process (a call restored after a restart, or left by `nbook board run --once`):
+        // approving it resumes that session, so starting another would do the stage twice.
+        let waiting: HashSet<String> = self
+            .engine
+            .pending()
+            .into_iter()
+            .map(|p| p.session_id)
+            .collect();
         self.engine
             .sessions()
             .into_iter()
-            .filter(|s| self.host.is_running(&s.id))
+            .filter(|s| self.host.is_running(&s.id) || waiting.contains(&s.id))
             .filter_map(|s| {
                 let task = self.engine.session_task(&s.id)?;
                 Some(SessionLine {
