@@ -695,20 +695,7 @@ async fn a_merge_of_some_files_writes_only_them_and_its_report_reads_the_same() 
     assert!(f
         .log_text(&id)
         .contains("manuscript/012/b.md (left out of this merge)"));
-    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
-    let left: Vec<String> = draft::changes(&ws, &id)
-        .unwrap()
-        .into_iter()
-        .map(|c| c.path)
-        .collect();
-    assert_eq!(
-        left,
-        vec![
-            "manuscript/012/b.md",
-            "manuscript/012/c.md",
-            "notes/flett.md"
-        ]
-    );
+    assert_left_after_merging_a(&f, &id);
 }
 
 /// Queue a merge for the author and return the waiting call with its result's handle.
@@ -792,20 +779,7 @@ async fn a_merge_rejected_per_file_writes_only_the_kept_files() {
         .root
         .join(format!(".nbook/tasks/{id}/merge-report.md"))
         .exists());
-    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
-    let left: Vec<String> = draft::changes(&ws, &id)
-        .unwrap()
-        .into_iter()
-        .map(|c| c.path)
-        .collect();
-    assert_eq!(
-        left,
-        vec![
-            "manuscript/012/b.md",
-            "manuscript/012/c.md",
-            "notes/flett.md"
-        ]
-    );
+    assert_left_after_merging_a(&f, &id);
 }
 
 /// Dropping the merge report while keeping manuscript files is refused with what to do:
@@ -836,4 +810,22 @@ async fn a_merge_without_its_report_is_refused_and_changes_nothing() {
         .root
         .join(format!(".nbook/tasks/{id}/merge-report.md"))
         .exists());
+}
+
+/// After merging only a.md, the draft still holds b.md, c.md and the out-of-scope note.
+fn assert_left_after_merging_a(f: &Fx, id: &str) {
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    let left: Vec<String> = draft::changes(&ws, id)
+        .unwrap()
+        .into_iter()
+        .map(|c| c.path)
+        .collect();
+    assert_eq!(
+        left,
+        vec![
+            "manuscript/012/b.md",
+            "manuscript/012/c.md",
+            "notes/flett.md"
+        ]
+    );
 }
