@@ -495,10 +495,13 @@ fn draft_lines(app: &AppState, files: &[DraftDiff], out: &mut Vec<(Line<'static>
             ]),
             4,
         ));
+        // Headers only before the first hunk: inside one, `----` is a removed `---`.
+        let mut in_hunk = false;
         for l in &f.diff {
+            in_hunk |= l.starts_with("@@");
             let style = if l.starts_with("@@") {
                 th.diff_hunk
-            } else if l.starts_with("+++") || l.starts_with("---") {
+            } else if !in_hunk && (l.starts_with("+++") || l.starts_with("---")) {
                 th.diff_header
             } else if l.starts_with('+') {
                 th.diff_add

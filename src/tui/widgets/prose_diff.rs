@@ -210,7 +210,10 @@ impl ProseDiff {
         let mut removed: Vec<usize> = Vec::new();
         let mut added: Vec<usize> = Vec::new();
         for l in diff.lines() {
-            if l.starts_with("---") || l.starts_with("+++") || l.starts_with('\\') {
+            // File headers come before the first hunk only: inside one, `----` is a removed
+            // `---` (front matter) and `+++ x` an added `++ x`.
+            let header = hunks == 0 && (l.starts_with("---") || l.starts_with("+++"));
+            if header || l.starts_with('\\') {
                 continue;
             }
             let kind = if l.starts_with("@@") {
@@ -362,6 +365,30 @@ mod tests {
         assert_eq!(pd.lines[3].kind, LineKind::Gap);
         assert_eq!(pd.num_width, 2);
         assert_eq!(pd.summary(), "2 paragraphs, 5 words changed");
+    }
+
+    /// A deleted file that opens with front matter: its removed `---` line reads `----` and
+    /// an added `++ note` line `+++ note`; inside a hunk those are content, not headers.
+    #[test]
+    fn removed_front_matter_and_plus_lines_inside_a_hunk_are_content() {
+        let pd = ProseDiff::parse(
+            "--- a/x.md\n+++ /dev/null\n@@ -1,3 +0,0 @@\n----\n-title: X\n----\n@@ -9 +6 @@\n+++ note\n",
+        );
+        let texts: Vec<(LineKind, &str)> = pd
+            .lines
+            .iter()
+            .filter(|l| l.kind != LineKind::Gap)
+            .map(|l| (l.kind, l.text.as_str()))
+            .collect();
+        assert_eq!(
+            texts,
+            vec![
+                (LineKind::Removed, "---"),
+                (LineKind::Removed, "title: X"),
+                (LineKind::Removed, "---"),
+                (LineKind::Added, "++ note"),
+            ]
+        );
     }
 
     #[test]
