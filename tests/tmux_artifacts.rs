@@ -91,11 +91,11 @@ fn the_artifacts_view_lists_shows_text_and_falls_back_for_images() {
         "{s}"
     );
     t.keys(&["j"]);
-    let s = t.wait_for("the map's facts", long, |s| s.contains("1×1 pixels"));
-    assert!(
-        s.contains("path .nbook/artifacts/ART-001.png") && s.contains("shows no images here"),
-        "{s}"
-    );
+    // The facts show at once; the image line replaces "loading…" when its read is done.
+    let s = t.wait_for("the map's facts and the image fallback", long, |s| {
+        s.contains("1×1 pixels") && s.contains("shows no images here")
+    });
+    assert!(s.contains("path .nbook/artifacts/ART-001.png"), "{s}");
     t.keys(&["A"]);
     t.wait_for("the board again", long, |s| {
         s.contains("No tasks on the board yet")
