@@ -7,7 +7,6 @@
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where a missing tmux is a failure.
 
-use std::process::Command;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -25,20 +24,9 @@ fn the_artifacts_view_lists_shows_text_and_falls_back_for_images() {
     if skip_without_tmux() {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let dir = tmp.path().join("book");
-    let p = dir.display().to_string();
-    let nbook = |args: &[&str]| {
-        Command::new(BIN)
-            .args(args)
-            .env("NBOOK_HOME", &home)
-            .env_remove("NBOOK_LOG")
-            .output()
-            .unwrap()
-    };
-    assert!(nbook(&["init", &p, "--title", "Book"]).status.success());
+    let book = tmux_support::Book::init(None);
+    let (home, dir, p) = (&book.home, &book.dir, book.path.clone());
+    let nbook = |args: &[&str]| book.nbook(args);
     std::fs::create_dir_all(dir.join("art")).unwrap();
     std::fs::write(
         dir.join("art/map.png"),

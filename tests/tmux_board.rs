@@ -6,7 +6,6 @@
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where a missing tmux is a failure.
 
-use std::process::Command;
 use std::time::Duration;
 
 mod tmux_support;
@@ -19,20 +18,9 @@ fn board_pane_shows_a_created_task_and_opens_it() {
     if skip_without_tmux() {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let dir = tmp.path().join("book");
-    let p = dir.display().to_string();
-    let nbook = |args: &[&str]| {
-        Command::new(BIN)
-            .args(args)
-            .env("NBOOK_HOME", &home)
-            .env_remove("NBOOK_LOG")
-            .output()
-            .unwrap()
-    };
-    assert!(nbook(&["init", &p, "--title", "Book"]).status.success());
+    let book = tmux_support::Book::init(None);
+    let (home, p) = (&book.home, book.path.clone());
+    let nbook = |args: &[&str]| book.nbook(args);
     let out = nbook(&[
         "board",
         "create",

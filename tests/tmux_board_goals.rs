@@ -20,20 +20,9 @@ fn a_goal_is_created_from_the_board_and_archived() {
     if skip_without_tmux() {
         return;
     }
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let dir = tmp.path().join("book");
-    let p = dir.display().to_string();
-    let nbook = |args: &[&str]| {
-        Command::new(BIN)
-            .args(args)
-            .env("NBOOK_HOME", &home)
-            .env_remove("NBOOK_LOG")
-            .output()
-            .unwrap()
-    };
-    assert!(nbook(&["init", &p, "--title", "Book"]).status.success());
+    let book = tmux_support::Book::init(None);
+    let (home, dir, p) = (&book.home, &book.dir, book.path.clone());
+    let nbook = |args: &[&str]| book.nbook(args);
     let out = nbook(&[
         "board",
         "create",

@@ -10,7 +10,6 @@
 mod provider_support;
 mod tmux_support;
 
-use std::process::Command;
 use std::time::Duration;
 
 use provider_support::*;
@@ -79,31 +78,16 @@ async fn the_board_shows_a_task_moving_through_its_stages() {
         text("No merge tool on this branch."),
     ])
     .await;
-    let tmp = tempfile::tempdir().unwrap();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
+    let config = format!(
             "[providers.local]\nkind = \"openai\"\nbase_url = \"{}\"\n\
              [models.small]\nprovider = \"local\"\nname = \"smollm2\"\n\
              [defaults]\nmodel = \"small\"\n\
              [approval.tools]\nfn_task_prompt_write = \"allow\"\nfn_task_update = \"allow\"\nfn_task_done = \"allow\"\n",
             server.base_url()
-        ),
-    )
-    .unwrap();
-    let dir = tmp.path().join("book");
-    let p = dir.display().to_string();
-    let nbook = |args: &[&str]| {
-        Command::new(BIN)
-            .args(args)
-            .env("NBOOK_HOME", &home)
-            .env_remove("NBOOK_LOG")
-            .output()
-            .unwrap()
-    };
-    assert!(nbook(&["init", &p, "--title", "Book"]).status.success());
+        );
+    let book = tmux_support::Book::init(Some(&config));
+    let (home, p) = (&book.home, book.path.clone());
+    let nbook = |args: &[&str]| book.nbook(args);
     let out = nbook(&[
         "board",
         "create",

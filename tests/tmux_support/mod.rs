@@ -1,6 +1,6 @@
 //! A real terminal for end-to-end tests of the real binary: a detached tmux session to type
 //! into and read the screen of (shared by tests/tmux_e2e.rs and the MCP
-//! end-to-end test).
+//! end-to-end test), and a fresh book with its own NBOOK_HOME made by the real binary ([`Book`]).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -139,4 +139,52 @@ pub fn skip_without_tmux() -> bool {
     );
     eprintln!("skipping: tmux is not installed");
     true
+}
+
+/// A fresh project for an end-to-end test: its own `NBOOK_HOME` (with `config`, when given,
+/// as its config.toml) and a book made by the real binary's `nbook init`.
+#[allow(dead_code)]
+pub struct Book {
+    _tmp: tempfile::TempDir,
+    pub home: std::path::PathBuf,
+    pub dir: std::path::PathBuf,
+    /// `dir` as the text the binary and the tmux command line take.
+    pub path: String,
+}
+
+#[allow(dead_code)]
+impl Book {
+    pub fn init(config: Option<&str>) -> Book {
+        let tmp = tempfile::tempdir().expect("a temporary folder");
+        let home = tmp.path().join("home");
+        std::fs::create_dir_all(&home).expect("NBOOK_HOME");
+        if let Some(c) = config {
+            std::fs::write(home.join("config.toml"), c).expect("config.toml");
+        }
+        let dir = tmp.path().join("book");
+        let path = dir.display().to_string();
+        let book = Book {
+            _tmp: tmp,
+            home,
+            dir,
+            path,
+        };
+        let out = book.nbook(&["init", &book.path, "--title", "Book"]);
+        assert!(
+            out.status.success(),
+            "nbook init: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        book
+    }
+
+    /// Run the real binary against this book's home.
+    pub fn nbook(&self, args: &[&str]) -> std::process::Output {
+        Command::new(env!("CARGO_BIN_EXE_nbook"))
+            .args(args)
+            .env("NBOOK_HOME", &self.home)
+            .env_remove("NBOOK_LOG")
+            .output()
+            .expect("run nbook")
+    }
 }
