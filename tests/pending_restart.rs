@@ -52,6 +52,14 @@ fn open(f: &Fixture) -> Arc<Engine> {
     open_with(f, config)
 }
 
+/// A new leader session: the one whose calls the tests queue.
+fn session(engine: &Engine) -> String {
+    engine
+        .create_session("leader.default", Mode::Normal, "t", None)
+        .unwrap()
+        .id
+}
+
 fn pending_dir(root: &Path) -> PathBuf {
     root.join(".nbook/agent/pending")
 }
@@ -153,10 +161,7 @@ async fn resolved(rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> Stri
 async fn a_waiting_call_is_kept_on_disk_and_approving_it_after_a_restart_runs_it() {
     let f = fixture();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(&engine, &sid, write_call("c1", "later.md", "kept\n")).await;
     assert_eq!(pending_files(&f.root), vec![format!("{ap}.json")]);
     let before = engine.pending()[0].clone();
@@ -196,10 +201,7 @@ async fn a_waiting_call_is_kept_on_disk_and_approving_it_after_a_restart_runs_it
 async fn rejecting_a_restored_call_records_the_reason_and_changes_nothing() {
     let f = fixture();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(&engine, &sid, write_call("c1", "no.md", "x\n")).await;
     quit(engine, task).await;
 
@@ -227,10 +229,7 @@ async fn a_call_whose_target_changed_while_nbook_was_closed_is_stale_and_never_a
     let f = fixture();
     std::fs::write(f.root.join("ch.md"), "The first line.\n").unwrap();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(
         &engine,
         &sid,
@@ -265,10 +264,7 @@ async fn a_stale_restored_call_previewed_anew_applies_what_the_new_preview_shows
     let f = fixture();
     std::fs::write(f.root.join("ch.md"), "One.\n").unwrap();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(&engine, &sid, write_call("c1", "ch.md", "Three.\n")).await;
     quit(engine, task).await;
     std::fs::write(f.root.join("ch.md"), "Two.\n").unwrap();
@@ -303,10 +299,7 @@ async fn a_stale_restored_call_previewed_anew_applies_what_the_new_preview_shows
 async fn corrupt_or_torn_queue_files_are_reported_and_skipped_never_approved() {
     let f = fixture();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(&engine, &sid, write_call("c1", "torn.md", "x\n")).await;
     quit(engine, task).await;
     let dir = pending_dir(&f.root);
@@ -378,10 +371,7 @@ async fn calls_of_an_outside_client_that_is_gone_are_dropped_with_a_note() {
 async fn a_cancelled_run_takes_its_call_off_disk_and_a_guest_leaves_the_queue_alone() {
     let f = fixture();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     // Cancelled by the author (not by nbook quitting): gone for good.
     let (task, _) = queued(&engine, &sid, write_call("c1", "a.md", "x\n")).await;
     task.abort();
@@ -568,10 +558,7 @@ async fn an_agent_run_waits_across_a_restart_and_continues_with_the_result() {
 async fn without_a_model_the_result_is_recorded_and_the_session_says_it_waits_for_one() {
     let f = fixture();
     let engine = open_with(&f, model_config(None));
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(&engine, &sid, write_call("c1", "m.md", "x\n")).await;
     quit(engine, task).await;
 
@@ -644,10 +631,7 @@ async fn a_restored_sql_write_commits_when_its_rows_are_unchanged_and_is_refused
         }
     }
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap1) = queued(
         &engine,
         &sid,
@@ -693,10 +677,7 @@ async fn headless_commands_that_open_the_project_leave_the_stored_call_waiting()
     let f = fixture();
     std::fs::write(f.root.join("a.md"), "text\n").unwrap();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(&engine, &sid, write_call("c1", "kept.md", "x\n")).await;
     quit(engine, task).await;
 
@@ -754,10 +735,7 @@ async fn headless_commands_that_open_the_project_leave_the_stored_call_waiting()
 async fn an_engine_serving_restored_calls_can_still_be_closed_and_reopened() {
     let f = fixture();
     let engine = open(&f);
-    let sid = engine
-        .create_session("leader.default", Mode::Normal, "t", None)
-        .unwrap()
-        .id;
+    let sid = session(&engine);
     let (task, ap) = queued(&engine, &sid, write_call("c1", "twice.md", "x\n")).await;
     quit(engine, task).await;
     // Served but never decided, then closed: the next engine owns the queue and the call
