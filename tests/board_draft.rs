@@ -48,6 +48,44 @@ fn fx() -> Fx {
 }
 
 fn fx_with(preset: Preset) -> Fx {
+    fx_in(preset, false)
+}
+
+/// The same book, kept in git: its files committed, `.nbook/` left untracked as an author
+/// who never added it would have it.
+fn fx_git() -> Fx {
+    fx_in(Preset::Supervised, true)
+}
+
+/// `git -C dir args` with a fixed identity; its standard output.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Author",
+            "-c",
+            "user.email=author@example.com",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn commit_all(root: &Path) {
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["add", "--all", "--", ".", ":(exclude).nbook"]);
+    git(root, &["commit", "-q", "-m", "The book so far"]);
+}
+
+fn fx_in(preset: Preset, in_git: bool) -> Fx {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("book");
     nbook::workspace::init::init(&root, Some("Book")).unwrap();
@@ -59,6 +97,9 @@ fn fx_with(preset: Preset) -> Fx {
         let path = root.join(p);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+    if in_git {
+        commit_all(&root);
     }
     let dirs = Dirs {
         config: tmp.path().join("home"),
@@ -79,6 +120,21 @@ fn fx_with(preset: Preset) -> Fx {
     }
 }
 
+/// A case that runs on both kinds of draft area: the overlay (a plain project folder) and a
+/// git worktree (the project is a repository with a commit).
+macro_rules! both_areas {
+    ($case:ident, $overlay:ident, $git:ident) => {
+        #[tokio::test]
+        async fn $overlay() {
+            $case(fx()).await
+        }
+        #[tokio::test]
+        async fn $git() {
+            $case(fx_git()).await
+        }
+    };
+}
+
 fn call(name: &str, args: Value) -> ToolCall {
     ToolCall {
         id: String::new(),
@@ -93,7 +149,7 @@ fn manuscript(root: &Path) -> BTreeMap<String, Vec<u8>> {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-            if rel == ".nbook" {
+            if rel == ".nbook" || rel == ".git" {
                 continue;
             }
             if p.is_dir() {
@@ -211,9 +267,12 @@ fn read_text(r: &CallResult) -> String {
     r.content.clone()
 }
 
-#[tokio::test]
-async fn executor_writes_edits_patches_and_deletes_land_in_the_draft_only() {
-    let f = fx();
+both_areas!(
+    executor_writes_edits_patches_and_deletes_land_in_the_draft_only_case,
+    executor_writes_edits_patches_and_deletes_land_in_the_draft_only,
+    in_a_worktree_executor_writes_edits_patches_and_deletes_land_in_the_draft_only
+);
+async fn executor_writes_edits_patches_and_deletes_land_in_the_draft_only_case(f: Fx) {
     let id = f.drafting_task();
     let before = manuscript(&f.root);
     let ex = f.draft_changes(&id).await;
@@ -293,9 +352,12 @@ async fn a_path_outside_the_project_is_a_typed_error_and_nothing_is_written() {
     assert!(draft::changes(&ws, &id).unwrap().is_empty());
 }
 
-#[tokio::test]
-async fn the_merge_previews_in_scope_files_holds_back_the_rest_and_writes_exactly_them() {
-    let f = fx();
+both_areas!(
+    the_merge_previews_in_scope_files_holds_back_the_rest_and_writes_exactly_them_case,
+    the_merge_previews_in_scope_files_holds_back_the_rest_and_writes_exactly_them,
+    in_a_worktree_the_merge_previews_in_scope_files_and_writes_exactly_them
+);
+async fn the_merge_previews_in_scope_files_holds_back_the_rest_and_writes_exactly_them_case(f: Fx) {
     let id = f.drafting_task();
     f.draft_changes(&id).await;
     f.to_review(&id);
@@ -370,9 +432,12 @@ async fn the_merge_previews_in_scope_files_holds_back_the_rest_and_writes_exactl
     assert_eq!(left, vec!["notes/flett.md".to_string()]);
 }
 
-#[tokio::test]
-async fn a_rejected_merge_changes_nothing() {
-    let f = fx();
+both_areas!(
+    a_rejected_merge_changes_nothing_case,
+    a_rejected_merge_changes_nothing,
+    in_a_worktree_a_rejected_merge_changes_nothing
+);
+async fn a_rejected_merge_changes_nothing_case(f: Fx) {
     let id = f.drafting_task();
     f.draft_changes(&id).await;
     f.to_review(&id);
@@ -394,9 +459,12 @@ async fn a_rejected_merge_changes_nothing() {
     assert_eq!(draft::changes(&ws, &id).unwrap().len(), 4);
 }
 
-#[tokio::test]
-async fn a_stale_merge_that_applies_cleanly_is_rebased() {
-    let f = fx();
+both_areas!(
+    a_stale_merge_that_applies_cleanly_is_rebased_case,
+    a_stale_merge_that_applies_cleanly_is_rebased,
+    in_a_worktree_a_stale_merge_that_applies_cleanly_is_rebased
+);
+async fn a_stale_merge_that_applies_cleanly_is_rebased_case(f: Fx) {
     let id = f.drafting_task();
     f.draft_changes(&id).await;
     f.to_review(&id);
@@ -417,9 +485,12 @@ async fn a_stale_merge_that_applies_cleanly_is_rebased() {
     assert_eq!(f.task(&id).column, "done");
 }
 
-#[tokio::test]
-async fn a_conflicting_stale_merge_returns_the_task_to_drafting() {
-    let f = fx();
+both_areas!(
+    a_conflicting_stale_merge_returns_the_task_to_drafting_case,
+    a_conflicting_stale_merge_returns_the_task_to_drafting,
+    in_a_worktree_a_conflicting_stale_merge_returns_the_task_to_drafting
+);
+async fn a_conflicting_stale_merge_returns_the_task_to_drafting_case(f: Fx) {
     let id = f.drafting_task();
     f.draft_changes(&id).await;
     f.to_review(&id);
@@ -828,4 +899,159 @@ fn assert_left_after_merging_a(f: &Fx, id: &str) {
             "notes/flett.md"
         ]
     );
+}
+
+/// The draft area of `id` as the Board reads it.
+fn area(f: &Fx, id: &str) -> Option<draft::Area> {
+    draft::Draft::new(&f.root, id).area().unwrap()
+}
+
+#[tokio::test]
+async fn a_git_project_drafts_in_a_worktree_on_the_tasks_branch() {
+    let f = fx_git();
+    let id = f.drafting_task();
+    // The author's uncommitted edit of a file the draft has not touched yet.
+    std::fs::write(
+        f.root.join("manuscript/012/b.md"),
+        "Flett waits at the harbour, uncommitted.\n",
+    )
+    .unwrap();
+    let before = manuscript(&f.root);
+    let ex = f.session("executor", &id);
+    let b = f
+        .unasked(&ex, "read", json!({"path": "manuscript/012/b.md"}))
+        .await;
+    assert!(b.content.contains("uncommitted"), "{}", b.content);
+    f.unasked(
+        &ex,
+        "write",
+        json!({"path": "manuscript/012/c.md", "content": "A new scene.\n"}),
+    )
+    .await;
+    let wt = f.root.join(format!(".nbook/tasks/{id}/draft"));
+    assert!(wt.join(".git").is_file(), "not a worktree");
+    let branch = format!("nbook/{id}");
+    assert_eq!(
+        git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        branch
+    );
+    let head = git(&f.root, &["rev-parse", "HEAD"]);
+    assert!(matches!(
+        area(&f, &id),
+        Some(draft::Area::Worktree { branch: b, base_commit }) if b == branch && base_commit == head.trim()
+    ));
+    // The whole book is there, at the base commit, with the draft's files on top.
+    assert!(wt.join("notes/flett.md").is_file());
+    assert_eq!(
+        std::fs::read_to_string(wt.join("manuscript/012/c.md")).unwrap(),
+        "A new scene.\n"
+    );
+    // Nothing in the author's checkout changed, and git sees nbook's worktree.
+    assert_eq!(manuscript(&f.root), before);
+    assert!(git(&f.root, &["worktree", "list"]).contains(&format!("[{branch}]")));
+    // The change list: the new file only (the copied-up b.md is unchanged against its base).
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    let kinds: Vec<(String, DraftChangeKind)> = draft::changes(&ws, &id)
+        .unwrap()
+        .into_iter()
+        .map(|c| (c.path, c.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![("manuscript/012/c.md".into(), DraftChangeKind::Add)]
+    );
+}
+
+#[tokio::test]
+async fn archiving_commits_the_worktree_on_its_branch_and_removes_it() {
+    let f = fx_git();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    let before = manuscript(&f.root);
+    f.board
+        .commit(|c| tasks::move_to(c, &id, "archived", None))
+        .unwrap();
+    let wt = f.root.join(format!(".nbook/tasks/{id}/draft"));
+    assert!(!wt.exists(), "the worktree folder is still there");
+    let branch = format!("nbook/{id}");
+    assert!(!git(&f.root, &["worktree", "list"]).contains(&branch));
+    assert!(matches!(area(&f, &id), Some(draft::Area::Retired { branch: b }) if b == branch));
+    // Nothing is lost: the branch holds the draft, nbook's own folder not committed.
+    assert_eq!(
+        git(&f.root, &["show", &format!("{branch}:manuscript/012/c.md")]),
+        "A new scene.\n"
+    );
+    assert!(git(&f.root, &["show", &format!("{branch}:manuscript/012/a.md")]).contains("TWO"));
+    let files = git(&f.root, &["ls-tree", "-r", "--name-only", &branch]);
+    assert!(!files.contains("notes/flett.md"), "{files}");
+    assert!(!files.contains(".nbook"), "{files}");
+    assert!(git(&f.root, &["log", "-1", "--format=%s", &branch]).contains("archived"));
+    assert_eq!(
+        manuscript(&f.root),
+        before,
+        "archiving changed the manuscript"
+    );
+    // Drafted again, the task's worktree comes back from its branch, changes and all.
+    f.board
+        .commit(|c| tasks::move_to(c, &id, "drafting", None))
+        .unwrap();
+    let ex = f.session("executor", &id);
+    let c = f
+        .unasked(&ex, "read", json!({"path": "manuscript/012/c.md"}))
+        .await;
+    assert!(c.content.contains("A new scene."), "{}", c.content);
+    let ws = nbook::workspace::Workspace::open(&f.root).unwrap();
+    assert_eq!(draft::changes(&ws, &id).unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn the_authors_git_hooks_do_not_run_for_nbooks_worktrees() {
+    let f = fx_git();
+    let hook = f.root.join(".git/hooks/post-checkout");
+    let ran = f.root.parent().unwrap().join("hook-ran");
+    std::fs::write(&hook, format!("#!/bin/sh\ntouch '{}'\n", ran.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    assert!(area(&f, &id).is_some_and(|a| matches!(a, draft::Area::Worktree { .. })));
+    assert!(!ran.exists(), "the author's post-checkout hook ran");
+}
+
+#[tokio::test]
+async fn a_book_inside_a_larger_repository_keeps_the_overlay() {
+    let f = fx();
+    // The repository is the folder above the book: checking it out per task is not ours.
+    commit_all(f.root.parent().unwrap());
+    let id = f.drafting_task();
+    f.draft_changes(&id).await;
+    assert_eq!(area(&f, &id), Some(draft::Area::Overlay));
+    assert!(!f
+        .root
+        .join(format!(".nbook/tasks/{id}/draft/.git"))
+        .exists());
+}
+
+#[tokio::test]
+async fn a_corrupt_worktree_record_is_a_typed_error_and_nothing_is_written() {
+    let f = fx_git();
+    let id = f.drafting_task();
+    let rec = f.root.join(format!(".nbook/tasks/{id}/worktree"));
+    std::fs::create_dir_all(&rec).unwrap();
+    std::fs::write(rec.join("worktree.json"), "{ not json").unwrap();
+    let before = manuscript(&f.root);
+    let ex = f.session("executor", &id);
+    let r = f
+        .run(
+            &ex,
+            "write",
+            json!({"path": "manuscript/012/c.md", "content": "x"}),
+            reject(),
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::ToolError, "{}", r.content);
+    assert_eq!(r.details.unwrap()["code"], "DRAFT_UNAVAILABLE");
+    assert!(r.content.contains("worktree record"), "{}", r.content);
+    assert_eq!(manuscript(&f.root), before);
+    assert!(!f.root.join(format!(".nbook/tasks/{id}/draft")).exists());
 }

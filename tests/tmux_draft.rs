@@ -19,6 +19,35 @@ const BIN: &str = env!("CARGO_BIN_EXE_nbook");
 
 #[test]
 fn the_board_detail_shows_an_executors_draft_and_the_merge_empties_it() {
+    draft_flow(false);
+}
+
+/// The same, in a book kept in git: the draft is a worktree on branch `nbook/NB-001`, and
+/// archiving the task from the Board (`x`) commits what is left on that branch and removes
+/// the worktree.
+#[test]
+fn in_a_git_book_the_draft_is_a_worktree_and_archiving_keeps_it_on_its_branch() {
+    draft_flow(true);
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Author",
+            "-c",
+            "user.email=author@example.com",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn draft_flow(in_git: bool) {
     if skip_without_tmux() {
         return;
     }
@@ -54,6 +83,11 @@ fn the_board_detail_shows_an_executors_draft_and_the_merge_empties_it() {
     let page = dir.join("manuscript/012/ch.md");
     std::fs::create_dir_all(page.parent().unwrap()).unwrap();
     std::fs::write(&page, "The harbour was empty.\nFlett waited.\n").unwrap();
+    if in_git {
+        git(&dir, &["init", "-q", "-b", "main"]);
+        git(&dir, &["add", "--all", "--", ".", ":(exclude).nbook"]);
+        git(&dir, &["commit", "-q", "-m", "The book so far"]);
+    }
     nbook(
         &["board", "create", "Draft chapter 12", "--project", &p],
         None,
@@ -85,7 +119,11 @@ fn the_board_detail_shows_an_executors_draft_and_the_merge_empties_it() {
     );
 
     let t = Tmux::start(
-        &format!("nbook-e2e-draft-{}", std::process::id()),
+        &format!(
+            "nbook-e2e-draft-{}{}",
+            if in_git { "git-" } else { "" },
+            std::process::id()
+        ),
         &format!(
             "env NBOOK_HOME='{}' TERM=xterm-256color '{}' '{}'",
             home.display(),
@@ -105,6 +143,16 @@ fn the_board_detail_shows_an_executors_draft_and_the_merge_empties_it() {
         s.contains("M manuscript/012/ch.md +1 -1") && s.contains("-Flett waited."),
         "{s}"
     );
+    let worktree = dir.join(".nbook/tasks/NB-001/draft");
+    if in_git {
+        assert!(s.contains("git worktree on branch nbook/NB-001"), "{s}");
+        assert_eq!(
+            git(&worktree, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+            "nbook/NB-001"
+        );
+    } else {
+        assert!(!s.contains("git worktree"), "{s}");
+    }
 
     call(
         "fn_task_done",
@@ -119,8 +167,37 @@ fn the_board_detail_shows_an_executors_draft_and_the_merge_empties_it() {
         "The harbour was empty.\nFlett waited in the rain.\n"
     );
     // Reopened, the task's draft has nothing left to merge.
+    // Apart: Escape and the next key in one read are Alt+key.
     t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
     t.keys(&["Enter"]);
     let s = t.wait_for("the emptied draft", long, |s| s.contains("no changes yet"));
     assert!(s.contains("Done"), "{s}");
+    if !in_git {
+        return;
+    }
+    // The executor adds a note outside the scope after the merge; archiving keeps it on the
+    // task's branch and removes the worktree.
+    call(
+        "write",
+        "executor",
+        &[],
+        r#"{"path": "notes/after.md", "content": "Kept on the branch.\n"}"#,
+    );
+    // Apart: Escape then x in one write reads as Alt+x.
+    t.keys(&["Escape"]);
+    std::thread::sleep(Duration::from_millis(300));
+    t.keys(&["x"]);
+    t.wait_for("the archived card", long, |s| s.contains("Archived (1)"));
+    t.keys(&["G", "Enter"]);
+    let s = t.wait_for("the retired draft", long, |s| {
+        s.contains("its last state is") && s.contains("Archived ·")
+    });
+    assert!(s.contains("nbook/NB-001"), "{s}");
+    assert!(!worktree.exists(), "the worktree is still there");
+    assert_eq!(
+        git(&dir, &["show", "nbook/NB-001:notes/after.md"]),
+        "Kept on the branch.\n"
+    );
+    assert!(!dir.join("notes/after.md").exists());
 }

@@ -193,12 +193,51 @@ fn columns_with_cards_and_goals() {
 /// `filled`, plus NB-001's executor at work: it edited the chapter file it had read and wrote
 /// a note outside the task's `## File Scope`, in its draft area (no approval asked).
 fn drafted() -> Book {
+    drafted_with(false)
+}
+
+/// `drafted`, in a book kept in git: the draft area is a worktree on branch nbook/NB-001.
+fn drafted_in_git() -> Book {
+    drafted_with(true)
+}
+
+/// `drafted_in_git`, then NB-001 archived: its worktree is retired onto its branch.
+fn drafted_in_git_and_archived() -> Book {
+    let b = drafted_in_git();
+    board(&b)
+        .commit(|c: &rusqlite::Connection| bt::move_to(c, "NB-001", "archived", None))
+        .unwrap();
+    b
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Author",
+            "-c",
+            "user.email=author@example.com",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+fn drafted_with(in_git: bool) -> Book {
     use nbook::engine::{Approval, CallStatus, Decision, Mode, ToolCall};
     let b = filled();
     let page = b.root.join("manuscript/012-chapter/012.md");
     std::fs::create_dir_all(page.parent().unwrap()).unwrap();
     let text = "The harbour was empty.\nFlett waited.\nThe bell rang.\n";
     std::fs::write(&page, text).unwrap();
+    if in_git {
+        git(&b.root, &["init", "-q", "-b", "main"]);
+        git(&b.root, &["add", "--all", "--", ".", ":(exclude).nbook"]);
+        git(&b.root, &["commit", "-q", "-m", "The book so far"]);
+    }
     let sid = b
         .engine
         .create_session("executor", Mode::Normal, "NB-001", None)
@@ -240,6 +279,21 @@ fn drafted() -> Book {
 #[test]
 fn the_opened_task_shows_the_draft_diff_so_far() {
     snap("board_task_draft", drafted, "j <Enter>");
+}
+
+#[test]
+fn a_git_books_task_says_its_draft_is_a_worktree_on_its_branch() {
+    snap("board_task_draft_worktree", drafted_in_git, "j <Enter>");
+}
+
+#[test]
+fn an_archived_tasks_retired_worktree_names_the_branch_that_keeps_it() {
+    // Archived, NB-001 is the Board's last card.
+    snap(
+        "board_task_draft_retired",
+        drafted_in_git_and_archived,
+        "G <Enter>",
+    );
 }
 
 #[test]

@@ -82,6 +82,8 @@ pub enum BoardError {
     },
     #[error("board record {what} is corrupt: {message}")]
     Corrupt { what: String, message: String },
+    #[error("git {command} failed: {message}")]
+    Git { command: String, message: String },
 }
 
 impl BoardError {
@@ -119,7 +121,7 @@ impl BoardError {
             ActiveGoalLimit { .. } => "ACTIVE_GOAL_LIMIT_EXCEEDED",
             TaskIdRequired => "TASK_ID_REQUIRED",
             Invalid { .. } => "INVALID_ARGUMENT",
-            Db(_) | Store(_) | Io { .. } | Corrupt { .. } => "BOARD_STORAGE",
+            Db(_) | Store(_) | Io { .. } | Corrupt { .. } | Git { .. } => "BOARD_STORAGE",
         }
     }
 

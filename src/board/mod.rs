@@ -68,6 +68,9 @@ pub enum FileEffect {
     Prompt { task: String, content: String },
     /// One line of `.nbook/tasks/<ID>/agent-log.jsonl`.
     AgentLog { task: String, entry: Value },
+    /// The task was archived: retire its draft area (a git worktree's content is committed
+    /// on its branch and the folder removed; see [`draft::Draft::retire`]).
+    RetireDraft { task: String },
 }
 
 /// What a change did: its result for the caller, the records it touched and the files to
@@ -233,6 +236,9 @@ impl Board {
                 })
             }
             FileEffect::AgentLog { task, entry } => self.append_agent_log(task, entry),
+            FileEffect::RetireDraft { task } => {
+                draft::Draft::new(&self.root, task).retire().map(|_| ())
+            }
         }
     }
 

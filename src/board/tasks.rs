@@ -1031,6 +1031,10 @@ pub fn move_to(
         None,
         actor,
     )?;
+    if col.id == ARCHIVED {
+        out.files
+            .push(FileEffect::RetireDraft { task: t.id.clone() });
+    }
     out.text = format!("{} moved to {}.", t.id, col.name);
     out.value = json!({"taskId": t.id, "column": col.id});
     out.touched.push(Touched::Task(t.id));

@@ -18,7 +18,7 @@ use crate::world::query::WorldView;
 use crate::world::{pool, WorldError};
 
 pub use crate::board::artifacts::{human_size, Artifact, Payload as ArtifactPayload};
-pub use crate::board::draft::{DraftChangeKind, DraftDiff};
+pub use crate::board::draft::{Area as DraftArea, DraftChangeKind, DraftDiff};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 
@@ -64,6 +64,8 @@ pub struct BoardTaskDetail {
     pub log: Vec<crate::board::TaskLogEntry>,
     /// The draft area's changes so far (`None`: the task has no draft area yet).
     pub draft: Option<Vec<crate::board::draft::DraftDiff>>,
+    /// What the draft area is (overlay, git worktree, retired worktree); `None`: none yet.
+    pub draft_area: Option<crate::board::draft::Area>,
 }
 
 /// Log entries a task's detail shows (the newest).
@@ -172,11 +174,13 @@ impl ReadModel {
             }
             let log = crate::board::tasks::logs(c, id, BOARD_LOG_LIMIT)?;
             let draft = crate::board::draft::diffs(&self.root, &task)?;
+            let draft_area = crate::board::draft::Draft::new(&self.root, id).area()?;
             Ok(BoardTaskDetail {
                 task,
                 documents,
                 log,
                 draft,
+                draft_area,
             })
         })?)
     }

@@ -18,7 +18,18 @@
 //! **Changes.** [`Draft::changes`] lists every path whose draft state differs from its base,
 //! with the base, the draft and the manuscript's current content — the Board's "draft diff so
 //! far" and the merge gate's input (`super::merge`).
+//!
+//! **Git worktrees.** When the project folder is a git repository, a task's draft area is a
+//! real worktree of it instead (`git`): the folder holds the whole book at the base commit,
+//! on the branch `nbook/<ID>`. The rules above stay the same, with one difference: a path the
+//! manifest does not list has the base commit's version as its base, and the candidates for
+//! [`Draft::changes`] are the listed paths plus what `git diff` and the untracked files name.
+//! The manifest, the base copies and the lock then live beside the worktree, in
+//! `.nbook/tasks/<ID>/worktree/`, so nothing of nbook's is ever committed on the branch.
+//! Archiving the task retires the worktree ([`Draft::retire`]): what it holds is committed
+//! on its branch, and the folder is removed.
 
+pub mod git;
 pub mod merge3;
 
 use std::collections::BTreeMap;
@@ -74,7 +85,20 @@ struct Manifest {
 #[derive(Clone, Debug)]
 pub struct Draft {
     task: String,
+    /// The manuscript's root.
+    root: PathBuf,
     dir: PathBuf,
+}
+
+/// What a task's draft area is, once it exists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Area {
+    /// The copy-on-write overlay under `.nbook/tasks/<ID>/draft/`.
+    Overlay,
+    /// A git worktree at the same place on `branch`.
+    Worktree { branch: String, base_commit: String },
+    /// The worktree was removed when the task was archived; its last state is on `branch`.
+    Retired { branch: String },
 }
 
 /// Serializes manifest updates of this process (another process is kept out by `flock`).
@@ -128,8 +152,68 @@ impl Draft {
     pub fn new(root: &Path, task: &str) -> Draft {
         Draft {
             task: task.to_string(),
+            root: root.to_path_buf(),
             dir: root.join(".nbook").join("tasks").join(task).join("draft"),
         }
+    }
+
+    fn task_dir(&self) -> PathBuf {
+        self.root.join(".nbook").join("tasks").join(&self.task)
+    }
+
+    /// `.nbook/tasks/<ID>/worktree/`: a worktree's manifest, base copies and record.
+    fn git_meta(&self) -> PathBuf {
+        self.task_dir().join("worktree")
+    }
+
+    fn worktree_record(&self) -> BoardResult<Option<git::Worktree>> {
+        let path = self.git_meta().join("worktree.json");
+        match std::fs::read_to_string(&path) {
+            Ok(t) => serde_json::from_str(&t)
+                .map(Some)
+                .map_err(|e| BoardError::Corrupt {
+                    what: format!("worktree record {}", path.display()),
+                    message: e.to_string(),
+                }),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io("read", &path, e)),
+        }
+    }
+
+    fn save_worktree_record(&self, w: &git::Worktree) -> BoardResult<()> {
+        let path = self.git_meta().join("worktree.json");
+        let text = serde_json::to_string_pretty(w).map_err(|e| BoardError::Corrupt {
+            what: "worktree record".into(),
+            message: e.to_string(),
+        })?;
+        write(&path, text.as_bytes())
+    }
+
+    /// What the draft area is; `None` before anything was drafted.
+    pub fn area(&self) -> BoardResult<Option<Area>> {
+        if let Some(w) = self.worktree_record()? {
+            return Ok(Some(if w.retired || !self.dir.exists() {
+                Area::Retired { branch: w.branch }
+            } else {
+                Area::Worktree {
+                    branch: w.branch,
+                    base_commit: w.base_commit,
+                }
+            }));
+        }
+        Ok(self
+            .meta()
+            .join("draft.json")
+            .exists()
+            .then_some(Area::Overlay))
+    }
+
+    /// The base commit when the draft area is a live worktree.
+    fn base_commit(&self) -> BoardResult<Option<String>> {
+        Ok(self
+            .worktree_record()?
+            .filter(|w| !w.retired)
+            .map(|w| w.base_commit))
     }
 
     pub fn task(&self) -> &str {
@@ -141,8 +225,13 @@ impl Draft {
         &self.dir
     }
 
+    /// Where the manifest and the base copies live: inside the overlay, beside a worktree.
     fn meta(&self) -> PathBuf {
-        self.dir.join(".nbook")
+        if self.git_meta().join("worktree.json").exists() {
+            self.git_meta()
+        } else {
+            self.dir.join(".nbook")
+        }
     }
 
     fn upper(&self, rel: &str) -> PathBuf {
@@ -153,10 +242,54 @@ impl Draft {
         self.meta().join("base").join(rel)
     }
 
-    /// Create the folder and its marker, so it opens as a workspace.
+    /// Create the draft area and its workspace marker, so it opens as a workspace: a git
+    /// worktree when the project is a repository and this task has no overlay yet (or had a
+    /// worktree that its archiving retired), else the overlay folder.
     pub fn ensure(&self) -> BoardResult<()> {
+        let record = self.worktree_record()?;
+        let needs_worktree = match &record {
+            Some(w) => w.retired || !self.dir.exists(),
+            None => !self.dir.exists(),
+        };
+        if needs_worktree {
+            if let Some(head) = git::head_of_repository(&self.root) {
+                let parent = self.task_dir();
+                std::fs::create_dir_all(&parent).map_err(|e| io("create", &parent, e))?;
+                let w = git::add(&self.root, &self.dir, &self.task, &head, record.as_ref())?;
+                self.save_worktree_record(&w)?;
+            } else if record.is_some() {
+                return Err(BoardError::Git {
+                    command: "worktree add".into(),
+                    message: format!(
+                        "task {}'s draft area is a git worktree, but {} is no longer a git repository with a commit",
+                        self.task,
+                        self.root.display()
+                    ),
+                });
+            }
+        }
+        let marker = self.dir.join(".nbook");
+        std::fs::create_dir_all(&marker).map_err(|e| io("create", &marker, e))?;
         let meta = self.meta();
         std::fs::create_dir_all(&meta).map_err(|e| io("create", &meta, e))
+    }
+
+    /// Archiving the task: a worktree's content is committed on its branch and the folder
+    /// removed (the overlay is left as it is; it is plain files under `.nbook/`). Returns the
+    /// commit made, if any.
+    pub fn retire(&self) -> BoardResult<Option<String>> {
+        self.locked_raw(|| {
+            let Some(mut w) = self.worktree_record()? else {
+                return Ok(None);
+            };
+            if w.retired {
+                return Ok(None);
+            }
+            let made = git::retire(&self.root, &self.dir, &self.task)?;
+            w.retired = true;
+            self.save_worktree_record(&w)?;
+            Ok(made)
+        })
     }
 
     /// Open the upper layer as a workspace (for the routed file tools).
@@ -193,12 +326,22 @@ impl Draft {
         write(&path, text.as_bytes())
     }
 
-    /// Run `f` holding the draft's lock: this process's mutex and an exclusive `flock` on
-    /// `draft/.nbook/lock` (the TUI and `nbook board run` may share a task).
+    /// Run `f` holding the draft's lock (the area made first): see [`Draft::locked_raw`].
     fn locked<T>(&self, f: impl FnOnce() -> BoardResult<T>) -> BoardResult<T> {
+        self.locked_raw(|| {
+            self.ensure()?;
+            f()
+        })
+    }
+
+    /// Run `f` holding the draft's lock: this process's mutex and an exclusive `flock` on
+    /// `.nbook/tasks/<ID>/draft.lock` (the TUI and `nbook board run` may share a task; the
+    /// lock is outside the area because making the area is what it guards first).
+    fn locked_raw<T>(&self, f: impl FnOnce() -> BoardResult<T>) -> BoardResult<T> {
         let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        self.ensure()?;
-        let path = self.meta().join("lock");
+        let parent = self.task_dir();
+        std::fs::create_dir_all(&parent).map_err(|e| io("create", &parent, e))?;
+        let path = parent.join("draft.lock");
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -216,6 +359,7 @@ impl Draft {
     pub fn sync(&self, ws: &Workspace, rels: &[String]) -> BoardResult<()> {
         self.locked(|| {
             let mut m = self.load()?;
+            let base_commit = self.base_commit()?;
             let mut dirty = false;
             for rel in rels {
                 let r = ws
@@ -227,16 +371,23 @@ impl Draft {
                 }
                 let upper = self.upper(rel);
                 let current = read_opt(&upper)?;
-                let unchanged = match m.files.get(rel) {
-                    None => true,
-                    Some(e) => current.as_deref().map(hash) == e.base,
+                let entry = m.files.get(rel);
+                let unchanged = match (entry, &base_commit) {
+                    (Some(e), _) => current.as_deref().map(hash) == e.base,
+                    (None, None) => true,
+                    // A worktree's unlisted path: unchanged while it is the base commit's.
+                    (None, Some(c)) => current == git::blob(&self.dir, c, rel)?,
                 };
                 if !unchanged {
                     continue;
                 }
                 let manuscript = read_opt(&abs)?;
                 let base = manuscript.as_deref().map(hash);
-                if m.files.get(rel).is_some_and(|e| e.base == base) && current == manuscript {
+                let recorded = match entry {
+                    Some(e) => e.base == base,
+                    None => base_commit.is_some(),
+                };
+                if recorded && current == manuscript {
                     continue;
                 }
                 match &manuscript {
@@ -272,15 +423,36 @@ impl Draft {
         manuscript_of: &dyn Fn(&str) -> BoardResult<Option<Vec<u8>>>,
     ) -> BoardResult<Vec<DraftChange>> {
         let m = self.load()?;
-        let mut out = Vec::new();
-        for (rel, e) in &m.files {
-            let draft = read_opt(&self.upper(rel))?;
-            if draft.as_deref().map(hash) == e.base {
-                continue;
+        let mut candidates: Vec<String> = m.files.keys().cloned().collect();
+        let base_commit = self.base_commit()?;
+        if let Some(c) = &base_commit {
+            if self.dir.exists() {
+                candidates.extend(git::changed_paths(&self.dir, c)?);
+                candidates.sort();
+                candidates.dedup();
             }
-            let base = match e.base {
-                Some(_) => read_opt(&self.base_copy(rel))?,
-                None => None,
+        }
+        let mut out = Vec::new();
+        for rel in &candidates {
+            let draft = read_opt(&self.upper(rel))?;
+            let base = match (m.files.get(rel), &base_commit) {
+                (Some(e), _) => {
+                    if draft.as_deref().map(hash) == e.base {
+                        continue;
+                    }
+                    match e.base {
+                        Some(_) => read_opt(&self.base_copy(rel))?,
+                        None => None,
+                    }
+                }
+                (None, Some(c)) => {
+                    let base = git::blob(&self.dir, c, rel)?;
+                    if base == draft {
+                        continue;
+                    }
+                    base
+                }
+                (None, None) => continue,
             };
             let manuscript = manuscript_of(rel)?;
             let kind = match (&base, &draft) {
@@ -302,6 +474,12 @@ impl Draft {
     /// A merged file: the draft forgets it (the manuscript now holds the draft's version, and
     /// the next read copies it up afresh).
     pub fn settle(&self, rel: &str) -> BoardResult<()> {
+        if self.base_commit()?.is_some() {
+            // A worktree keeps the whole book: the merged file stays, with the manuscript's
+            // new content (the draft's) as its base.
+            let now = read_opt(&self.upper(rel))?;
+            return self.rebase(rel, now.as_deref(), now.as_deref());
+        }
         self.locked(|| {
             let mut m = self.load()?;
             if m.files.remove(rel).is_some() {
@@ -374,8 +552,9 @@ pub const DIFF_LINES: usize = 200;
 /// when they were copied up; nothing is written).
 pub fn diffs(root: &Path, task: &super::Task) -> BoardResult<Option<Vec<DraftDiff>>> {
     let d = Draft::new(root, &task.id);
-    if !d.meta().join("draft.json").exists() {
-        return Ok(None);
+    match d.area()? {
+        None | Some(Area::Retired { .. }) => return Ok(None),
+        Some(Area::Overlay | Area::Worktree { .. }) => {}
     }
     let changes = d.changes_with(&|rel| read_opt(&root.join(rel)))?;
     Ok(Some(

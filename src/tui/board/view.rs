@@ -10,7 +10,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::engine::read::{DraftChangeKind, DraftDiff, Task, PAUSED};
+use crate::engine::read::{DraftArea as Area, DraftChangeKind, DraftDiff, Task, PAUSED};
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::board::overlay::BoardOverlay;
@@ -395,7 +395,14 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
             }
             if let Some(files) = &d.draft {
                 out.push(text(String::new(), th.text));
-                draft_lines(app, files, &mut out);
+                draft_lines(app, files, d.draft_area.as_ref(), &mut out);
+            } else if let Some(Area::Retired { branch }) = &d.draft_area {
+                out.push(text(String::new(), th.text));
+                out.push(text("Draft".into(), th.heading2));
+                out.push(text(
+                    format!("  the git worktree was removed when the task was archived; its last state is on branch {branch}"),
+                    th.dim,
+                ));
             }
             out.push(text(String::new(), th.text));
             out.push(text("PROMPT.md".into(), th.heading2));
@@ -461,12 +468,21 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
 
 /// The draft's diff so far: one line per changed file (what the merge does with it), then its
 /// diff.
-fn draft_lines(app: &AppState, files: &[DraftDiff], out: &mut Vec<(Line<'static>, usize)>) {
+fn draft_lines(
+    app: &AppState,
+    files: &[DraftDiff],
+    area: Option<&Area>,
+    out: &mut Vec<(Line<'static>, usize)>,
+) {
     let th = &app.theme;
-    out.push((
-        Line::from(Span::styled("Draft (changes so far)", th.heading2)),
-        0,
-    ));
+    let mut heading = vec![Span::styled("Draft (changes so far)", th.heading2)];
+    if let Some(Area::Worktree { branch, .. }) = area {
+        heading.push(Span::styled(
+            format!(" · git worktree on branch {branch}"),
+            th.dim,
+        ));
+    }
+    out.push((Line::from(heading), 0));
     if files.is_empty() {
         out.push((Line::from(Span::styled("  no changes yet", th.dim)), 0));
     }
