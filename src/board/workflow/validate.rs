@@ -837,16 +837,20 @@ fn reachable<'a>(
     fwd: &[&'a IrEdge],
     blocked: Option<&HashSet<&str>>,
 ) -> HashSet<&'a str> {
+    let mut out: HashMap<&str, Vec<&'a str>> = HashMap::new();
+    for e in fwd {
+        out.entry(e.from.as_str()).or_default().push(e.to.as_str());
+    }
     let mut seen = HashSet::new();
     let mut q = VecDeque::from([from]);
     seen.insert(from);
     while let Some(id) = q.pop_front() {
-        for e in fwd.iter().filter(|e| e.from == id) {
-            if blocked.is_some_and(|b| b.contains(e.to.as_str())) {
+        for &to in out.get(id).map_or(&[][..], Vec::as_slice) {
+            if blocked.is_some_and(|b| b.contains(to)) {
                 continue;
             }
-            if seen.insert(e.to.as_str()) {
-                q.push_back(e.to.as_str());
+            if seen.insert(to) {
+                q.push_back(to);
             }
         }
     }
