@@ -102,9 +102,7 @@ impl Actor {
 
 const COLS: &str = "id, name, description, icon, ir, layout, revision";
 
-fn from_row(
-    r: &rusqlite::Row,
-) -> rusqlite::Result<(
+type Row = (
     String,
     String,
     String,
@@ -112,7 +110,9 @@ fn from_row(
     String,
     Option<String>,
     i64,
-)> {
+);
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<Row> {
     Ok((
         r.get(0)?,
         r.get(1)?,
@@ -123,16 +123,6 @@ fn from_row(
         r.get(6)?,
     ))
 }
-
-type Row = (
-    String,
-    String,
-    String,
-    Option<String>,
-    String,
-    Option<String>,
-    i64,
-);
 
 fn finish(row: Row) -> BoardResult<Workflow> {
     let (id, name, description, icon, ir, layout, revision) = row;

@@ -248,7 +248,9 @@ mod tests {
             .cloned()
             .unwrap();
         let r = check_patch(&decls(), &patch);
-        let codes: Vec<(&str, &str)> = r.iter().map(|r| (r.setting_id.as_str(), r.code)).collect();
+        let mut codes: Vec<(&str, &str)> =
+            r.iter().map(|r| (r.setting_id.as_str(), r.code)).collect();
+        codes.sort();
         assert_eq!(
             codes,
             vec![

@@ -543,14 +543,12 @@ fn node(v: &mut V, ir: &WorkflowIr, n: &IrNode, ctx: Ctx, top_ids: &HashSet<&str
                 }
             }
         }
-        "notify" => {
-            if !c
-                .get("event")
+        "notify"
+            if c.get("event")
                 .and_then(Value::as_str)
-                .is_some_and(|s| !s.is_empty())
-            {
-                v.ir(format!("notify '{}' needs config.event", n.id));
-            }
+                .is_none_or(str::is_empty) =>
+        {
+            v.ir(format!("notify '{}' needs config.event", n.id));
         }
         "hold" => {
             if let Some(r) = c.get("release") {
@@ -641,7 +639,7 @@ fn foreach(
         }
     }
     if let Some(m) = c.get("maxReworkCycles") {
-        if !m.as_u64().is_some_and(|m| m >= 1) {
+        if m.as_u64().is_none_or(|m| m < 1) {
             v.ir(format!(
                 "foreach '{}': maxReworkCycles must be an integer of at least 1 (default {DEFAULT_REWORK_CYCLES}; above {MAX_REWORK_CYCLES} it is clamped)",
                 n.id
