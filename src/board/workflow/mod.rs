@@ -10,6 +10,7 @@
 //! (`WORKFLOW_BUILTIN_READONLY` on update or delete); built-in *values* are writable.
 
 pub mod builtin;
+mod graph;
 pub mod ir;
 pub mod settings;
 pub mod traits;
