@@ -920,3 +920,139 @@ async fn a_waiting_call_without_a_run_keeps_its_task_and_its_slot() {
     let st = runner.status();
     assert_eq!(st.running, 1, "the waiting call keeps its slot: {st:?}");
 }
+
+/// The workflow's effective `maxReviewRevisions` replaces `[board] max_rework` (3 here): a
+/// value of 1 set on builtin:chapter parks the task after its first REVISE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_workflow_setting_max_review_revisions_bounds_the_rework() {
+    let f = fx(3, 2);
+    let r = f
+        .engine
+        .author_call(
+            "fn_workflow_settings",
+            json!({"action": "set", "workflow_id": "builtin:chapter", "values": {"maxReviewRevisions": 1}}),
+            None,
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    let id = create(&f, "Draft chapter 12", &[]).await;
+    planned(&f, &id);
+    let providers = scripts(&[
+        (
+            "executor",
+            vec![
+                turn("", json!([call("fn_task_done", json!({}))])),
+                turn("", json!([call("fn_task_done", json!({}))])),
+            ],
+        ),
+        (
+            "reviewer",
+            vec![
+                turn("REVISE: more weather.", json!([])),
+                turn("REVISE: still not enough weather.", json!([])),
+            ],
+        ),
+    ]);
+    let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
+    let runner = Runner::new(f.engine.clone(), host.clone());
+    let stop = tokio_util::sync::CancellationToken::new();
+    runner.spawn(stop.clone());
+    eventually("the task parks", || task(&f, &id).status == PARKED).await;
+    stop.cancel();
+    let log = log_text(&f, &id);
+    assert!(log.contains("the bound of 1 is reached"), "{log}");
+    assert_eq!(sessions_of(&f.engine, "reviewer", &id).len(), 2);
+}
+
+/// End to end (issue #17): a custom workflow declaring `workflowStepTimeoutMs` is created by
+/// an agent (approved), the author sets its value to 1000 ms, a task runs that workflow, and
+/// the executor's slow run (3 s) is stopped at the limit: the task waits for the author with
+/// the reason, while a task of builtin:chapter (default 15 min) is not cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_workflows_step_timeout_stops_a_slow_role_session() {
+    let f = fx(3, 2);
+    let planner = f
+        .engine
+        .create_session("planning", Mode::Normal, "p", None)
+        .unwrap()
+        .id;
+    let ir = json!({
+        "version": "v2", "name": "Quick scenes",
+        "columns": [
+            {"id": "planning", "name": "Planning", "traits": [{"trait": "intake"}]},
+            {"id": "drafting", "name": "Drafting", "traits": []},
+            {"id": "review", "name": "Review", "traits": []},
+            {"id": "done", "name": "Done", "traits": [{"trait": "complete"}]},
+            {"id": "archived", "name": "Archived", "traits": [{"trait": "archived"}]}
+        ],
+        "nodes": [], "edges": [],
+        "settings": [{"id": "workflowStepTimeoutMs", "name": "Time limit", "type": "number", "integer": true, "minimum": 1000, "default": 900000}]
+    });
+    let r = f
+        .engine
+        .call(
+            &planner,
+            ToolCall {
+                id: String::new(),
+                name: "fn_workflow_create".into(),
+                arguments: json!({"name": "Quick scenes", "ir": ir}),
+            },
+            Approval::Auto {
+                decision: Decision::Approve,
+                by: "test",
+            },
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    let wf = r.details.unwrap()["workflowId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = f
+        .engine
+        .author_call(
+            "fn_workflow_settings",
+            json!({"action": "set", "workflow_id": wf, "values": {"workflowStepTimeoutMs": 1000}}),
+            None,
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    assert_eq!(
+        r.details.unwrap()["effective"]["workflowStepTimeoutMs"],
+        1000
+    );
+    let r = f
+        .engine
+        .author_call(
+            "fn_task_create",
+            json!({"description": "A quick scene", "workflow_id": wf}),
+            None,
+        )
+        .await;
+    assert!(r.ok, "{}", r.content);
+    let quick = r.details.unwrap()["taskId"].as_str().unwrap().to_string();
+    planned(&f, &quick);
+    let providers = scripts(&[(
+        "executor",
+        vec![slow("", json!([call("fn_task_done", json!({}))]), 3000)],
+    )]);
+    let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
+    let runner = Runner::new(f.engine.clone(), host.clone());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let started = std::time::Instant::now();
+    runner.spawn(stop.clone());
+    eventually("the slow task parks", || task(&f, &quick).status == PARKED).await;
+    let took = started.elapsed();
+    stop.cancel();
+    let t = task(&f, &quick);
+    assert_eq!(t.column, "drafting", "it did not reach Review");
+    let log = log_text(&f, &quick);
+    assert!(
+        log.contains("ran past the workflow's workflowStepTimeoutMs (1000 ms)"),
+        "{log}"
+    );
+    assert!(
+        took < Duration::from_millis(2900),
+        "cut at the limit, not at the end: {took:?}"
+    );
+}

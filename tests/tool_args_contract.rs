@@ -265,6 +265,16 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_task_steer",
     // The runner's spec review (triage).
     "fn_review_spec",
+    // Board workflows with settings (#17).
+    "fn_workflow_list",
+    "fn_workflow_get",
+    "fn_workflow_validate",
+    "fn_workflow_select",
+    "fn_workflow_create",
+    "fn_workflow_update",
+    "fn_workflow_delete",
+    "fn_workflow_settings",
+    "fn_trait_list",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

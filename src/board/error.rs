@@ -11,8 +11,24 @@ pub enum BoardError {
     TaskNotFound { id: String },
     #[error("no goal {id}; fn_goal_list lists the goals")]
     GoalNotFound { id: String },
-    #[error("no workflow {id}; the built-in workflow is builtin:chapter")]
+    #[error("no workflow {id}; fn_workflow_list lists them (the default is builtin:chapter)")]
     WorkflowNotFound { id: String },
+    #[error("workflow {id} is built in: its declarations cannot be {action} (create a custom workflow instead; its setting values are writable with fn_workflow_settings)")]
+    WorkflowBuiltin { id: String, action: &'static str },
+    #[error("the workflow IR is invalid: {}", errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
+    WorkflowInvalid {
+        errors: Vec<super::workflow::validate::IrError>,
+    },
+    #[error("workflow {workflow_id}: the new IR removes columns that hold tasks ({}); retry with rehome_to naming a column of the new IR", occupied.iter().map(|(c, t)| format!("{c}: {}", t.join(", "))).collect::<Vec<_>>().join("; "))]
+    OccupiedColumns {
+        workflow_id: String,
+        occupied: std::collections::BTreeMap<String, Vec<String>>,
+    },
+    #[error("settings of {workflow_id} rejected: {}", rejections.iter().map(|r| format!("{} ({}): {}", r.setting_id, r.code, r.message)).collect::<Vec<_>>().join("; "))]
+    SettingsRejected {
+        workflow_id: String,
+        rejections: Vec<super::workflow::settings::Rejection>,
+    },
     #[error("task {id} is in column {column}; {action} needs it in {}", allowed.join(" or "))]
     WrongColumn {
         id: String,
@@ -101,6 +117,10 @@ impl BoardError {
             TaskNotFound { .. } => "TASK_NOT_FOUND",
             GoalNotFound { .. } => "GOAL_NOT_FOUND",
             WorkflowNotFound { .. } => "WORKFLOW_NOT_FOUND",
+            WorkflowBuiltin { .. } => "WORKFLOW_BUILTIN_READONLY",
+            WorkflowInvalid { .. } => "WORKFLOW_IR_INVALID",
+            OccupiedColumns { .. } => "WORKFLOW_OCCUPIED_COLUMNS",
+            SettingsRejected { .. } => "WORKFLOW_SETTINGS_REJECTED",
             WrongColumn { .. } => "TASK_WRONG_COLUMN",
             Archived { .. } => "TASK_ARCHIVED",
             DependencyNotFound { .. } => "DEPENDENCY_NOT_FOUND",
@@ -134,6 +154,21 @@ impl BoardError {
             }
             GoalNotFound { id } => json!({"goalId": id}),
             WorkflowNotFound { id } => json!({"workflowId": id}),
+            WorkflowBuiltin { id, .. } => json!({"workflowId": id, "builtin": true}),
+            WorkflowInvalid { errors } => json!({"valid": false, "errors": errors}),
+            OccupiedColumns {
+                workflow_id,
+                occupied,
+            } => json!({
+                "workflowId": workflow_id,
+                "occupiedColumns": occupied.keys().collect::<Vec<_>>(),
+                "occupants": occupied,
+                "retryWith": "rehome_to",
+            }),
+            SettingsRejected {
+                workflow_id,
+                rejections,
+            } => json!({"workflowId": workflow_id, "rejections": rejections}),
             WrongColumn {
                 id,
                 column,

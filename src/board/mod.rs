@@ -34,6 +34,7 @@ pub mod review;
 pub mod scope;
 pub mod steering;
 pub mod tasks;
+pub mod workflow;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -59,6 +60,10 @@ pub enum Touched {
     Task(String),
     Document(String, String),
     Goal(String),
+    /// A custom workflow's record.
+    Workflow(String),
+    /// A workflow's stored setting values.
+    WorkflowSettings(String),
 }
 
 /// A file to write once the transaction committed.
@@ -295,6 +300,8 @@ fn target_key(t: &Touched) -> String {
         Touched::Task(id) => format!("board/task/{id}"),
         Touched::Document(id, key) => format!("board/document/{id}/{key}"),
         Touched::Goal(id) => format!("board/goal/{id}"),
+        Touched::Workflow(id) => format!("board/workflow/{id}"),
+        Touched::WorkflowSettings(id) => format!("board/workflow-settings/{id}"),
     }
 }
 
@@ -312,6 +319,8 @@ fn snapshot(c: &Connection, t: &Touched) -> BoardResult<Option<BTreeMap<String, 
         Touched::Task(id) => tasks::load(c, id)?.map(|t| serde_json::to_value(t).ok()),
         Touched::Document(id, key) => docs::load(c, id, key)?.map(|d| serde_json::to_value(d).ok()),
         Touched::Goal(id) => goals::load(c, id)?.map(|g| serde_json::to_value(g).ok()),
+        Touched::Workflow(id) => workflow::snapshot(c, id)?.map(Some),
+        Touched::WorkflowSettings(id) => workflow::settings_snapshot(c, id)?.map(Some),
     };
     Ok(v.flatten().and_then(|v| match v {
         Value::Object(m) => Some(m.into_iter().collect()),
@@ -335,6 +344,15 @@ fn record_change(
         }
         Touched::Document(id, key) => format!("TaskDocument {id}/{key}"),
         Touched::Goal(id) => format!("Goal {id}"),
+        Touched::Workflow(id) => {
+            let name = after
+                .or(before)
+                .and_then(|m| m.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            format!("Workflow {id} ({name})")
+        }
+        Touched::WorkflowSettings(id) => format!("WorkflowSettings {id}"),
     };
     let action = match (before, after) {
         (None, None) => return None,

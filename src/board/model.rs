@@ -1,46 +1,11 @@
-//! The board's records as tools and panes see them (camelCase JSON, Fusion's field names), and
-//! the built-in workflow `builtin:chapter`: its columns and its declared custom fields.
+//! The board's records as tools and panes see them (camelCase JSON, Fusion's field names) and
+//! the column ids of the built-in workflow `builtin:chapter` (its whole IR, fields and
+//! settings are `super::workflow::builtin`).
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-/// A column of a workflow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Column {
-    pub id: &'static str,
-    pub name: &'static str,
-}
-
-/// The type of a declared custom field (Fusion's field kinds that a book needs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FieldType {
-    String,
-    Number,
-    Boolean,
-    Enum,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct FieldDef {
-    pub id: &'static str,
-    pub name: &'static str,
-    #[serde(rename = "type")]
-    pub kind: FieldType,
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub options: &'static [&'static str],
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct Workflow {
-    pub id: &'static str,
-    pub name: &'static str,
-    pub builtin: bool,
-    pub columns: &'static [Column],
-    pub fields: &'static [FieldDef],
-}
 
 pub const PLANNING: &str = "planning";
 pub const DRAFTING: &str = "drafting";
@@ -52,72 +17,6 @@ pub const ARCHIVED: &str = "archived";
 pub const PAUSED: &str = "paused";
 
 pub const DEFAULT_WORKFLOW: &str = "builtin:chapter";
-
-/// The default workflow: Planning → Drafting → Review → Done → Archived. Its fields are our
-/// choice for a chapter's work (Fusion's built-ins declare coding fields): the point of view,
-/// a word target and the draft stage.
-pub const BUILTIN_CHAPTER: Workflow = Workflow {
-    id: DEFAULT_WORKFLOW,
-    name: "Chapter",
-    builtin: true,
-    columns: &[
-        Column {
-            id: PLANNING,
-            name: "Planning",
-        },
-        Column {
-            id: DRAFTING,
-            name: "Drafting",
-        },
-        Column {
-            id: REVIEW,
-            name: "Review",
-        },
-        Column {
-            id: DONE,
-            name: "Done",
-        },
-        Column {
-            id: ARCHIVED,
-            name: "Archived",
-        },
-    ],
-    fields: &[
-        FieldDef {
-            id: "pov",
-            name: "Point of view",
-            kind: FieldType::String,
-            options: &[],
-        },
-        FieldDef {
-            id: "wordTarget",
-            name: "Word target",
-            kind: FieldType::Number,
-            options: &[],
-        },
-        FieldDef {
-            id: "draftStage",
-            name: "Draft stage",
-            kind: FieldType::Enum,
-            options: &["outline", "first-draft", "revision", "polish"],
-        },
-    ],
-};
-
-/// The workflows nbook knows (part 2 makes them editable).
-pub fn workflow(id: &str) -> Option<&'static Workflow> {
-    (id == BUILTIN_CHAPTER.id).then_some(&BUILTIN_CHAPTER)
-}
-
-impl Workflow {
-    pub fn column(&self, id: &str) -> Option<&'static Column> {
-        self.columns.iter().find(|c| c.id == id)
-    }
-    /// The first column: where a new task lands.
-    pub fn entry(&self) -> &'static str {
-        self.columns.first().map(|c| c.id).unwrap_or(PLANNING)
-    }
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]

@@ -17,6 +17,8 @@ use serde_json::{json, Value};
 
 use super::error::{BoardError, BoardResult};
 use super::model::*;
+use super::workflow::ir::FieldKind;
+use super::workflow::Workflow;
 use super::{json_col, now, prompt, scope, FileEffect, Outcome, Touched};
 use crate::protocol::TargetState;
 
@@ -276,10 +278,19 @@ fn normalized(s: &str) -> String {
         .join(" ")
 }
 
-fn workflow_of(t: &Task) -> BoardResult<&'static Workflow> {
-    workflow(&t.workflow_id).ok_or_else(|| BoardError::WorkflowNotFound {
-        id: t.workflow_id.clone(),
-    })
+fn workflow_of(c: &Connection, t: &Task) -> BoardResult<Workflow> {
+    super::workflow::for_task(c, t)
+}
+
+/// A task-log entry by `actor` (the workflow operations re-home tasks with one).
+pub(crate) fn log_entry(
+    c: &Connection,
+    out: &mut Outcome,
+    task: &str,
+    action: &str,
+    actor: &str,
+) -> BoardResult<()> {
+    log(c, out, task, action, None, Some(actor))
 }
 
 /// A new task, as `fn_task_create` and `nbook board create` give it.
@@ -312,7 +323,7 @@ pub fn create(c: &Connection, new: &NewTask) -> BoardResult<Outcome> {
         ));
     }
     let wf_id = new.workflow_id.as_deref().unwrap_or(DEFAULT_WORKFLOW);
-    let wf = workflow(wf_id).ok_or_else(|| BoardError::WorkflowNotFound { id: wf_id.into() })?;
+    let wf = super::workflow::require(c, wf_id)?;
     let norm = normalized(description);
     let mut out = Outcome::default();
     let dup: Option<String> = {
@@ -395,14 +406,16 @@ pub const LIST_CAP: usize = 200;
 /// Active tasks (not Done, not Archived) grouped by column: `{columns: [{id, name, count,
 /// tasks}]}`.
 pub fn list(c: &Connection) -> BoardResult<(String, Value)> {
-    let tasks = all(c, Some(&[PLANNING, DRAFTING, REVIEW]))?;
+    let columns = super::workflow::board_columns(c)?;
+    let active: Vec<&str> = columns
+        .iter()
+        .filter(|c| !super::workflow::is_finished(c))
+        .map(|c| c.id.as_str())
+        .collect();
+    let tasks = all(c, Some(&active))?;
     let mut text = String::new();
     let mut cols = Vec::new();
-    for col in BUILTIN_CHAPTER
-        .columns
-        .iter()
-        .filter(|c| c.id != DONE && c.id != ARCHIVED)
-    {
+    for col in columns.iter().filter(|c| !super::workflow::is_finished(c)) {
         let here: Vec<&Task> = tasks.iter().filter(|t| t.column == col.id).collect();
         text.push_str(&format!("## {} ({})\n", col.name, here.len()));
         for t in here.iter().take(LIST_CAP) {
@@ -560,9 +573,9 @@ pub fn update(c: &Connection, id: &str, u: &Update) -> BoardResult<Outcome> {
         said.push(format!("Dependencies: {}", list_or_none(&t.dependencies)));
     }
     if let Some(fields) = &u.custom_fields {
-        let wf = workflow_of(&t)?;
+        let wf = workflow_of(c, &t)?;
         for (k, v) in fields {
-            check_field(wf, k, v)?;
+            check_field(&wf, k, v)?;
             if v.is_null() {
                 t.custom_fields.remove(k);
             } else {
@@ -594,7 +607,7 @@ fn list_or_none(v: &[String]) -> String {
 
 /// Fusion's custom-field validation (fail-fast): `no-fields-defined`, `unknown-field`,
 /// `type-mismatch`, `enum-violation`; `null` clears and is always accepted for a declared
-/// field.
+/// field. The declarations are the task's workflow's `fields`.
 fn check_field(wf: &Workflow, id: &str, v: &Value) -> BoardResult<()> {
     let reject = |code, detail: String| {
         Err(BoardError::CustomField {
@@ -603,14 +616,15 @@ fn check_field(wf: &Workflow, id: &str, v: &Value) -> BoardResult<()> {
             detail,
         })
     };
-    if wf.fields.is_empty() {
+    let fields = wf.fields();
+    if fields.is_empty() {
         return reject(
             "no-fields-defined",
             format!("workflow {} declares no custom fields", wf.id),
         );
     }
-    let Some(def) = wf.fields.iter().find(|f| f.id == id) else {
-        let known: Vec<&str> = wf.fields.iter().map(|f| f.id).collect();
+    let Some(def) = fields.iter().find(|f| f.id == id) else {
+        let known: Vec<&str> = fields.iter().map(|f| f.id.as_str()).collect();
         return reject(
             "unknown-field",
             format!("workflow {} declares: {}", wf.id, known.join(", ")),
@@ -619,22 +633,38 @@ fn check_field(wf: &Workflow, id: &str, v: &Value) -> BoardResult<()> {
     if v.is_null() {
         return Ok(());
     }
+    let options: Vec<&str> = def.options.iter().map(|o| o.value.as_str()).collect();
     let ok = match def.kind {
-        FieldType::String => v.is_string(),
-        FieldType::Number => v.as_f64().is_some_and(f64::is_finite),
-        FieldType::Boolean => v.is_boolean(),
-        FieldType::Enum => {
+        FieldKind::String | FieldKind::Text | FieldKind::Date | FieldKind::Url => v.is_string(),
+        FieldKind::Number => v.as_f64().is_some_and(f64::is_finite),
+        FieldKind::Boolean => v.is_boolean(),
+        FieldKind::Enum => {
             let Some(s) = v.as_str() else {
                 return reject(
                     "type-mismatch",
                     "expected one of the options as a string".into(),
                 );
             };
-            if !def.options.contains(&s) {
+            if !options.contains(&s) {
                 return reject(
                     "enum-violation",
-                    format!("'{s}' is not one of: {}", def.options.join(", ")),
+                    format!("'{s}' is not one of: {}", options.join(", ")),
                 );
+            }
+            true
+        }
+        FieldKind::MultiEnum => {
+            let Some(items) = v.as_array() else {
+                return reject("type-mismatch", "expected a list of options".into());
+            };
+            for s in items {
+                let Some(s) = s.as_str().filter(|s| options.contains(s)) else {
+                    return reject(
+                        "enum-violation",
+                        format!("{s} is not one of: {}", options.join(", ")),
+                    );
+                };
+                let _ = s;
             }
             true
         }
@@ -642,7 +672,7 @@ fn check_field(wf: &Workflow, id: &str, v: &Value) -> BoardResult<()> {
     if !ok {
         return reject(
             "type-mismatch",
-            format!("expected a {:?} value", def.kind).to_lowercase(),
+            format!("expected a {} value", def.kind.as_str()),
         );
     }
     Ok(())
@@ -1007,7 +1037,7 @@ pub fn move_to(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    let wf = workflow_of(&t)?;
+    let wf = workflow_of(c, &t)?;
     let col = wf.column(column).ok_or_else(|| {
         BoardError::invalid(
             "column",
@@ -1020,23 +1050,24 @@ pub fn move_to(
             format!("{} is already in {}", t.id, col.name),
         ));
     }
-    t.column = col.id.into();
+    let (col_id, col_name) = (col.id.clone(), col.name.clone());
+    t.column = col_id.clone();
     save(c, &t)?;
     let mut out = Outcome::default();
     log(
         c,
         &mut out,
         &t.id,
-        &format!("Moved to {}", col.name),
+        &format!("Moved to {col_name}"),
         None,
         actor,
     )?;
-    if col.id == ARCHIVED {
+    if col_id == ARCHIVED {
         out.files
             .push(FileEffect::RetireDraft { task: t.id.clone() });
     }
-    out.text = format!("{} moved to {}.", t.id, col.name);
-    out.value = json!({"taskId": t.id, "column": col.id});
+    out.text = format!("{} moved to {col_name}.", t.id);
+    out.value = json!({"taskId": t.id, "column": col_id});
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }
@@ -1094,7 +1125,7 @@ pub struct Stage<'a> {
 /// moved it meanwhile) is left alone: a typed error, nothing changed.
 pub fn set_stage(c: &Connection, id: &str, s: &Stage) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    let wf = workflow_of(&t)?;
+    let wf = workflow_of(c, &t)?;
     let col = wf.column(s.column).ok_or_else(|| {
         BoardError::invalid(
             "column",
@@ -1106,16 +1137,20 @@ pub fn set_stage(c: &Connection, id: &str, s: &Stage) -> BoardResult<Outcome> {
             id: t.id.clone(),
             column: t.column.clone(),
             action: "the scheduler's next stage",
-            allowed: vec![wf.column(s.from).map_or(PLANNING, |c| c.id)],
+            // The scheduler's stages are the built-in column ids.
+            allowed: vec![[PLANNING, DRAFTING, REVIEW, DONE, ARCHIVED]
+                .into_iter()
+                .find(|k| *k == s.from)
+                .unwrap_or(PLANNING)],
         });
     }
-    t.column = col.id.into();
+    t.column = col.id.clone();
     t.status = s.status.to_string();
     save(c, &t)?;
     let mut out = Outcome::default();
     log(c, &mut out, &t.id, s.why, s.outcome, Some(s.actor))?;
     out.text = s.why.to_string();
-    out.value = json!({"taskId": t.id, "column": col.id, "status": s.status});
+    out.value = json!({"taskId": t.id, "column": t.column, "status": s.status});
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::json;
 
 use super::{exit, open_engine, out, Failure};
-use crate::board::{tasks, Board, Task, BUILTIN_CHAPTER};
+use crate::board::{tasks, Board, Task};
 use crate::config::Dirs;
 use crate::engine::CallStatus;
 use crate::text::escape_for_terminal as esc;
@@ -103,13 +103,17 @@ pub async fn board(cmd: BoardCommand, dirs: Dirs) -> Result<u8, Failure> {
 }
 
 fn list(project: &Path, json: bool) -> Result<u8, Failure> {
-    let all: Vec<Task> = board_of(project)?
-        .read(|c| tasks::all(c, None))
+    let (all, columns): (Vec<Task>, _) = board_of(project)?
+        .read(|c| {
+            Ok((
+                tasks::all(c, None)?,
+                crate::board::workflow::board_columns(c)?,
+            ))
+        })
         .map_err(Failure::tool)?;
-    let wf = &BUILTIN_CHAPTER;
+    let wf = crate::board::workflow::builtin_chapter();
     if json {
-        let columns: Vec<serde_json::Value> = wf
-            .columns
+        let columns: Vec<serde_json::Value> = columns
             .iter()
             .map(|col| {
                 let here: Vec<_> = all
@@ -130,7 +134,7 @@ fn list(project: &Path, json: bool) -> Result<u8, Failure> {
         ))?;
         return Ok(exit::OK);
     }
-    for col in wf.columns {
+    for col in &columns {
         let here: Vec<&Task> = all.iter().filter(|t| t.column == col.id).collect();
         out(format!("{} ({})", col.name, here.len()))?;
         for t in here {

@@ -51,6 +51,8 @@ pub struct BoardOverview {
     pub goals: Vec<crate::board::Goal>,
     /// The archived goals (the Board's goal list offers to unarchive them).
     pub archived_goals: Vec<crate::board::Goal>,
+    /// The Board's columns (id, name): the default workflow's, then the custom workflows'.
+    pub columns: Vec<(String, String)>,
 }
 
 /// One task opened on the Board: the record (with PROMPT.md and steps), its documents with
@@ -156,7 +158,40 @@ impl ReadModel {
                 tasks: crate::board::tasks::all(c, None)?,
                 goals: crate::board::goals::active(c)?,
                 archived_goals: crate::board::goals::archived(c)?,
+                columns: crate::board::workflow::board_columns(c)?
+                    .into_iter()
+                    .map(|col| (col.id, col.name))
+                    .collect(),
             })
+        })?)
+    }
+
+    /// Every workflow with its resolved setting values (the Board's Workflows view).
+    pub fn board_workflows(
+        &self,
+    ) -> Result<
+        Vec<(
+            crate::board::workflow::Workflow,
+            crate::board::workflow::Resolved,
+        )>,
+        ReadError,
+    > {
+        if !self.has_db() {
+            let w = crate::board::workflow::builtin_chapter();
+            let r = crate::board::workflow::settings::resolve(
+                &w.id,
+                &w.ir.settings,
+                &serde_json::Map::new(),
+            );
+            return Ok(vec![(w, r)]);
+        }
+        Ok(self.board().read(|c| {
+            let mut out = Vec::new();
+            for w in crate::board::workflow::list(c)? {
+                let r = crate::board::workflow::settings_of(c, &w.id)?;
+                out.push((w, r));
+            }
+            Ok(out)
         })?)
     }
 

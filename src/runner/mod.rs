@@ -21,6 +21,11 @@
 //! Transitions are the scheduler's own board changes (`tasks::set_stage`, logged with actor
 //! `runner`); the agents' changes go through the engine and its approvals as always.
 //!
+//! **Workflow settings.** The runner reads the effective settings of each task's workflow
+//! (`crate::board::workflow`): `workflowStepTimeoutMs` bounds every role session's run (past
+//! it the run is cancelled and the task waits for the author), `maxReviewRevisions`, when
+//! set, replaces `[board] max_rework` for that workflow's tasks.
+//!
 //! **Pausing.** A task the author pauses (or archives) while a role session works on it has
 //! that session cancelled at the next tick; it keeps its stage, and resuming schedules it.
 //!
@@ -54,6 +59,13 @@ pub use pick::{Next, Role, APPROVED, PARKED, REVISE};
 
 /// The actor the scheduler's own board changes are logged under.
 pub const ACTOR: &str = "runner";
+
+/// The workflow setting that bounds one role session's run (ms), and its default when the
+/// workflow declares none.
+pub const STEP_TIMEOUT: &str = "workflowStepTimeoutMs";
+pub const DEFAULT_STEP_TIMEOUT_MS: u64 = 900_000;
+/// The workflow setting that bounds review rework cycles.
+pub const REVIEW_REVISIONS: &str = "maxReviewRevisions";
 
 /// How often the scheduler looks at the board when nothing woke it.
 const IDLE_TICK: Duration = Duration::from_secs(2);
@@ -660,18 +672,62 @@ impl Runner {
             return true;
         };
         let task = t.id.clone();
+        let limit = self
+            .settings(t)
+            .u64(STEP_TIMEOUT)
+            .unwrap_or(DEFAULT_STEP_TIMEOUT_MS);
         tokio::runtime::Handle::current().spawn(async move {
-            let outcome = rx.await.ok();
+            let mut rx = rx;
+            let (outcome, timed_out) =
+                match tokio::time::timeout(Duration::from_millis(limit), &mut rx).await {
+                    Ok(o) => (o.ok(), None),
+                    Err(_) => {
+                        // Past the workflow's limit: cancel the run and wait for it to end.
+                        me.host.cancel(&sid);
+                        (rx.await.ok(), Some(limit))
+                    }
+                };
             let m = me.clone();
-            let _ =
-                tokio::task::spawn_blocking(move || m.finished(&task, role, &sid, outcome)).await;
+            let _ = tokio::task::spawn_blocking(move || {
+                m.finished(&task, role, &sid, outcome, timed_out)
+            })
+            .await;
             me.wake.notify_one();
         });
         true
     }
 
+    /// The effective settings of the workflow `t` runs (never fails: see
+    /// `crate::board::workflow::effective_for_task`).
+    fn settings(&self, t: &Task) -> crate::board::workflow::Resolved {
+        self.board
+            .read(|c| Ok(crate::board::workflow::effective_for_task(c, t)))
+            .unwrap_or_else(|_| {
+                crate::board::workflow::settings::resolve(
+                    &t.workflow_id,
+                    &crate::board::workflow::builtin::CHAPTER.settings,
+                    &serde_json::Map::new(),
+                )
+            })
+    }
+
+    /// REVISE/RETHINK verdicts before `t` waits for the author: its workflow's
+    /// `maxReviewRevisions` when set (1–10), else `[board] max_rework`.
+    fn rework_bound_of(&self, t: &Task) -> u32 {
+        self.settings(t)
+            .u64(REVIEW_REVISIONS)
+            .map_or(self.rework_bound, |n| n.clamp(1, 10) as u32)
+    }
+
     /// A role session ended: take the task to its next stage (or park it).
-    fn finished(&self, task: &str, role: Role, sid: &str, outcome: Option<InvokeOutcome>) {
+    fn finished(
+        &self,
+        task: &str,
+        role: Role,
+        sid: &str,
+        outcome: Option<InvokeOutcome>,
+        timed_out: Option<u64>,
+    ) {
         let (status, error, answer) = match &outcome {
             Some(o) => (o.status.clone(), o.error.clone(), o.final_message.clone()),
             None => (
@@ -693,7 +749,20 @@ impl Runner {
                 .unwrap_or_else(|| crate::board::snippet(&answer, 160))
         };
         if let Ok(t) = self.board.read(|c| tasks::require(c, task)) {
-            self.advance(&t, role, sid, &status, &answer, &why);
+            match timed_out {
+                // The run was cut: whatever it left is not a stage's end.
+                Some(ms) if t.status != crate::board::PAUSED => {
+                    self.park(
+                        &t,
+                        &format!(
+                            "the {} session {sid} ran past the workflow's {STEP_TIMEOUT} ({ms} ms) and was stopped",
+                            role.profile()
+                        ),
+                    );
+                }
+                Some(_) => {}
+                None => self.advance(&t, role, sid, &status, &answer, &why),
+            }
         }
         lock(&self.active).remove(task);
     }
@@ -791,7 +860,8 @@ impl Runner {
                     .read(|c| tasks::logs_with_outcome(c, &t.id, &["revise", "rethink"]))
                     .map(|v| v.len() as u32)
                     .unwrap_or(0);
-                if so_far >= self.rework_bound {
+                let bound = self.rework_bound_of(t);
+                if so_far >= bound {
                     self.stage(
                         t,
                         REVIEW,
@@ -799,7 +869,7 @@ impl Runner {
                         &format!(
                             "Review {} (reviewer session {sid}) after {so_far} rework cycles: the bound of {} is reached; the task waits for the author (pause and resume it to review again). Notes: {notes}",
                             verdict.as_str(),
-                            self.rework_bound
+                            bound
                         ),
                         "rework-bound",
                     );
@@ -818,7 +888,7 @@ impl Runner {
                         "Review {} ({}/{}, reviewer session {sid}):\n{notes}",
                         verdict.as_str(),
                         so_far + 1,
-                        self.rework_bound
+                        bound
                     ),
                     verdict.outcome(),
                 );

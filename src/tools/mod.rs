@@ -136,5 +136,14 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::artifacts::ArtifactList))?;
     registry.register(Arc::new(fusion::artifacts::ArtifactView))?;
     registry.register(Arc::new(fusion::web::FnWebFetch))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowList))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowGet))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowValidate))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowSelect))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowCreate))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowUpdate))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowDelete))?;
+    registry.register(Arc::new(fusion::workflows::WorkflowSettings))?;
+    registry.register(Arc::new(fusion::workflows::TraitList))?;
     Ok(())
 }

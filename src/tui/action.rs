@@ -115,6 +115,8 @@ commands! {
     BoardGoals = "board_goals": "Board: list the goals to archive or unarchive one (fn_goal_archive as you)",
     BoardSteer = "board_steer": "Board: steer the selected task (a comment for its live session, or its next one)",
     BoardScheduler = "board_scheduler": "Board: stop the scheduler (no new role sessions; running ones finish) or start it again",
+    BoardWorkflows = "board_workflows": "Board: the Workflows view — each workflow's columns, nodes and flow as a graph, and its settings (again: back to the board)",
+    BoardWorkflowSet = "board_workflow_set": "Board: in the Workflows view, set a setting value of the selected workflow (id = value; empty clears)",
     BoardArtifacts = "board_artifacts": "Board: the Artifacts view — maps, covers, character sheets; images where the terminal can show them (again: back to the board)",
     WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
     WorldForward = "world_forward": "World: move the cursor forward one zoom unit",

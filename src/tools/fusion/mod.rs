@@ -24,6 +24,7 @@ pub mod merge;
 pub mod review;
 pub mod tasks;
 pub mod web;
+pub mod workflows;
 
 use serde_json::Value;
 

@@ -14,6 +14,20 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
             PaneCommand::new(Command::Refresh, Context::Board, "reload"),
         ];
     }
+    if b.workflows.is_some() {
+        return vec![
+            PaneCommand::new(Command::BoardWorkflowSet, Context::Board, "set a setting")
+                .available(
+                    b.workflows
+                        .as_ref()
+                        .and_then(|v| v.selected())
+                        .is_some_and(|(w, _)| !w.ir.settings.is_empty()),
+                )
+                .hint(),
+            PaneCommand::new(Command::BoardWorkflows, Context::Board, "back to the board").hint(),
+            PaneCommand::new(Command::Refresh, Context::Board, "reload"),
+        ];
+    }
     let task = b.selected_task();
     let card = task.is_some();
     let live = task.is_some_and(|t| !matches!(t.column.as_str(), "done" | "archived"));
@@ -34,6 +48,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::BoardSteer, "steer").available(live),
         c(Command::BoardScheduler, scheduler_label(app)).available(app.board.scheduler.is_some()),
         c(Command::BoardArtifacts, "artifacts").hint(),
+        c(Command::BoardWorkflows, "workflows"),
     ]
 }
 

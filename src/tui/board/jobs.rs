@@ -27,6 +27,8 @@ pub enum BoardWrite {
     GoalArchive { goal: String, archived: bool },
     /// `s`: a steering comment for the task's agent.
     Steer { task: String, text: String },
+    /// `e` in the Workflows view: setting values (`null` clears).
+    WorkflowSettings { workflow: String, values: Value },
 }
 
 impl BoardWrite {
@@ -53,6 +55,10 @@ impl BoardWrite {
             BoardWrite::Steer { task, text } => {
                 ("fn_task_steer", json!({"task_id": task, "text": text}))
             }
+            BoardWrite::WorkflowSettings { workflow, values } => (
+                "fn_workflow_settings",
+                json!({"action": "set", "workflow_id": workflow, "values": values}),
+            ),
         }
     }
 }
@@ -64,6 +70,8 @@ pub enum BoardJob {
     Write(BoardWrite),
     /// The Artifacts view's list and payloads (`super::artifacts`).
     Artifacts(super::artifacts::ArtifactsJob),
+    /// The Workflows view's list (`super::workflows`).
+    Workflows,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +82,7 @@ pub enum BoardJobResult {
     /// nothing changed.
     Written(BoardWrite, Result<(String, Option<String>), String>),
     Artifacts(super::artifacts::ArtifactsJobResult),
+    Workflows(Result<Vec<super::workflows::WorkflowEntry>, String>),
 }
 
 pub fn load(read: &ReadModel) -> Result<BoardOverview, String> {
@@ -96,6 +105,7 @@ pub fn run(engine: &Arc<Engine>, job: BoardJob) -> BoardJobResult {
             BoardJobResult::Written(w, r)
         }
         BoardJob::Artifacts(j) => BoardJobResult::Artifacts(super::artifacts::run(engine, j)),
+        BoardJob::Workflows => BoardJobResult::Workflows(super::workflows::run(engine)),
     }
 }
 

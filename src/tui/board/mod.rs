@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod overlay;
 pub mod update;
 pub mod view;
+pub mod workflows;
 
 use std::sync::Arc;
 
@@ -69,6 +70,8 @@ pub struct BoardState {
     pub scheduler: Option<crate::runner::RunnerStatus>,
     /// The Artifacts view (`A`), when open: it replaces the board in the pane.
     pub artifacts: Option<artifacts::ArtifactsView>,
+    /// The Workflows view (`W`), when open: it replaces the board in the pane.
+    pub workflows: Option<workflows::WorkflowsView>,
 }
 
 impl BoardState {
@@ -79,11 +82,16 @@ impl BoardState {
             .select_after
             .take()
             .or_else(|| self.selected_task().map(|t| t.id.clone()));
-        self.columns = DEFAULT_COLUMNS
-            .iter()
-            .map(|(id, name)| (id.to_string(), name.to_string()))
-            .collect();
-        // Columns of other workflows (part 2 makes them editable) go after the default ones.
+        // The workflows' columns (the default's first); DEFAULT_COLUMNS when none came.
+        self.columns = if data.columns.is_empty() {
+            DEFAULT_COLUMNS
+                .iter()
+                .map(|(id, name)| (id.to_string(), name.to_string()))
+                .collect()
+        } else {
+            data.columns.clone()
+        };
+        // A column no workflow declares (its workflow was edited meanwhile) goes last.
         for t in &data.tasks {
             if !self.columns.iter().any(|(id, _)| id == &t.column) {
                 self.columns.push((t.column.clone(), t.column.clone()));

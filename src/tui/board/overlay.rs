@@ -34,6 +34,12 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    /// `e` in the Workflows view: `id = value` for the workflow's settings.
+    Setting {
+        workflow: String,
+        input: TextArea<'static>,
+        error: Option<String>,
+    },
 }
 
 impl BoardOverlay {
@@ -43,12 +49,15 @@ impl BoardOverlay {
             BoardOverlay::Goal(_) => "board_goal_new",
             BoardOverlay::Goals { .. } => "board_goals",
             BoardOverlay::Steer { .. } => "board_steer",
+            BoardOverlay::Setting { .. } => "board_workflow_setting",
         }
     }
 
     pub fn text(&self) -> Option<&TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
+            BoardOverlay::New { input, .. }
+            | BoardOverlay::Steer { input, .. }
+            | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -56,7 +65,9 @@ impl BoardOverlay {
 
     pub fn text_mut(&mut self) -> Option<&mut TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
+            BoardOverlay::New { input, .. }
+            | BoardOverlay::Steer { input, .. }
+            | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -94,6 +105,17 @@ impl AppState {
         let Some(Overlay::Board(o)) = &mut self.overlay else {
             return Vec::new();
         };
+        if let BoardOverlay::Setting { .. } = o.as_ref() {
+            return match cmd {
+                Command::Accept | Command::Submit => self.workflow_form_submit(),
+                Command::Cancel => {
+                    self.overlay = None;
+                    self.info("Setting not changed.");
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+        }
         if let BoardOverlay::Steer { task, input, error } = o.as_mut() {
             return match cmd {
                 Command::Accept | Command::Submit => {
@@ -121,7 +143,7 @@ impl AppState {
             BoardOverlay::New { input, error } => (input, error),
             BoardOverlay::Goal(_) => return self.goal_form_command(cmd),
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
-            BoardOverlay::Steer { .. } => return Vec::new(),
+            BoardOverlay::Steer { .. } | BoardOverlay::Setting { .. } => return Vec::new(),
         };
         match cmd {
             Command::Accept | Command::Submit => {
@@ -151,7 +173,9 @@ impl AppState {
                 BoardOverlay::New { error, .. } => *error = None,
                 BoardOverlay::Goal(f) => f.error = None,
                 BoardOverlay::Goals { .. } => {}
-                BoardOverlay::Steer { error, .. } => *error = None,
+                BoardOverlay::Steer { error, .. } | BoardOverlay::Setting { error, .. } => {
+                    *error = None
+                }
             }
         }
         Vec::new()

@@ -38,6 +38,9 @@ impl AppState {
         if self.board.artifacts.is_some() {
             return self.artifacts_command(cmd, page);
         }
+        if self.board.workflows.is_some() {
+            return self.workflows_command(cmd, page);
+        }
         let before = self.board.selected;
         match cmd {
             Command::Down => self.board.step(1, true),
@@ -84,6 +87,11 @@ impl AppState {
             }
             Command::BoardScheduler => return self.board_toggle_scheduler(),
             Command::BoardArtifacts => return self.artifacts_toggle(),
+            Command::BoardWorkflows => return self.workflows_toggle(),
+            Command::BoardWorkflowSet => {
+                self.info("Settings are edited in the Workflows view: W opens it, then e.");
+                return Vec::new();
+            }
             _ => return Vec::new(),
         }
         // Keep the window where it was unless the selection left it (the goals line, when
@@ -222,6 +230,10 @@ impl AppState {
     pub(crate) fn board_job_done(&mut self, ticket: Ticket, result: BoardJobResult) -> Vec<Effect> {
         match result {
             BoardJobResult::Artifacts(r) => self.artifacts_job_done(ticket, r),
+            BoardJobResult::Workflows(r) => {
+                self.workflows_loaded(ticket, r);
+                Vec::new()
+            }
             BoardJobResult::Loaded(r) => {
                 if self.board.loading != Some(ticket) {
                     return Vec::new();
@@ -265,6 +277,7 @@ impl AppState {
                     }
                 }
                 let mut fx = self.load_board();
+                fx.extend(self.workflows_load());
                 if let Some((id, _)) = &self.board.detail {
                     let id = id.clone();
                     let t = self.ticket();

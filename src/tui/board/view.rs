@@ -34,6 +34,9 @@ pub fn pane_title(app: &AppState) -> String {
     if let Some(v) = &app.board.artifacts {
         return super::artifacts::pane_title(v);
     }
+    if let Some(v) = &app.board.workflows {
+        return super::workflows::pane_title(v);
+    }
     match &app.board.data {
         Some(d) if !d.tasks.is_empty() => format!(" 6 Board ({}) ", d.tasks.len()),
         _ => " 6 Board ".into(),
@@ -235,6 +238,9 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     if let Some(v) = &app.board.artifacts {
         return super::artifacts::draw_list(app, v, area, buf, focused);
     }
+    if let Some(v) = &app.board.workflows {
+        return super::workflows::draw_list(app, v, area, buf, focused);
+    }
     let b = &app.board;
     let t = &app.theme;
     let mut area = area;
@@ -303,6 +309,9 @@ pub fn detail_title(app: &AppState) -> String {
     if let Some(v) = &app.board.artifacts {
         return super::artifacts::detail_title(v);
     }
+    if let Some(v) = &app.board.workflows {
+        return super::workflows::detail_title(v);
+    }
     match (&app.board.detail, app.board.selected_task()) {
         (Some((id, _)), _) => format!(" Task {id} "),
         (None, Some(t)) => format!(" {} · {} ", t.id, column_name(app, &t.column)),
@@ -323,6 +332,9 @@ pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
     // The Artifacts view replaces the board while it is open.
     if let Some(v) = &app.board.artifacts {
         return super::artifacts::draw_detail(app, v, area, buf);
+    }
+    if let Some(v) = &app.board.workflows {
+        return super::workflows::draw_detail(app, v, area, buf);
     }
     // Wide enough and no task opened: the columns side by side above the selected card.
     if crate::tui::board::columns::fits(app, area) {
@@ -586,6 +598,16 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
         BoardOverlay::Steer { task, input, error } => (
             format!("Steer {task}"),
             "A comment for the task's agent: its live session gets it at its next turn, else its next session does.".to_string(),
+            input,
+            error,
+        ),
+        BoardOverlay::Setting {
+            workflow,
+            input,
+            error,
+        } => (
+            format!("Setting of {workflow}"),
+            crate::tui::board::workflows::form_ask(app, workflow),
             input,
             error,
         ),
