@@ -26,6 +26,7 @@ pub mod docs;
 pub mod draft;
 pub mod error;
 pub mod goals;
+pub mod mailbox;
 pub mod memory;
 pub mod merge;
 pub mod model;
@@ -59,6 +60,12 @@ pub enum Touched {
     Task(String),
     Document(String, String),
     Goal(String),
+    /// A mailbox message (`msg-…`).
+    Message(String),
+    /// A chat room (`room-…`) with its members.
+    Room(String),
+    /// A post in a room (`rmsg-…`).
+    RoomPost(String),
 }
 
 /// A file to write once the transaction committed.
@@ -289,6 +296,9 @@ fn target_key(t: &Touched) -> String {
         Touched::Task(id) => format!("board/task/{id}"),
         Touched::Document(id, key) => format!("board/document/{id}/{key}"),
         Touched::Goal(id) => format!("board/goal/{id}"),
+        Touched::Message(id) => format!("board/message/{id}"),
+        Touched::Room(id) => format!("board/room/{id}"),
+        Touched::RoomPost(id) => format!("board/room-message/{id}"),
     }
 }
 
@@ -306,6 +316,11 @@ fn snapshot(c: &Connection, t: &Touched) -> BoardResult<Option<BTreeMap<String, 
         Touched::Task(id) => tasks::load(c, id)?.map(|t| serde_json::to_value(t).ok()),
         Touched::Document(id, key) => docs::load(c, id, key)?.map(|d| serde_json::to_value(d).ok()),
         Touched::Goal(id) => goals::load(c, id)?.map(|g| serde_json::to_value(g).ok()),
+        Touched::Message(id) => mailbox::load(c, id)?.map(|m| serde_json::to_value(m).ok()),
+        Touched::Room(id) => mailbox::room_load(c, id)?.map(|r| serde_json::to_value(r).ok()),
+        Touched::RoomPost(id) => {
+            mailbox::room_post_load(c, id)?.map(|p| serde_json::to_value(p).ok())
+        }
     };
     Ok(v.flatten().and_then(|v| match v {
         Value::Object(m) => Some(m.into_iter().collect()),
@@ -329,6 +344,9 @@ fn record_change(
         }
         Touched::Document(id, key) => format!("TaskDocument {id}/{key}"),
         Touched::Goal(id) => format!("Goal {id}"),
+        Touched::Message(id) => format!("Message {id}"),
+        Touched::Room(id) => format!("Room {id}"),
+        Touched::RoomPost(id) => format!("RoomMessage {id}"),
     };
     let action = match (before, after) {
         (None, None) => return None,
