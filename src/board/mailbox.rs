@@ -70,7 +70,9 @@ pub fn response_mode(agent_id: &str) -> ResponseMode {
 
 /// The session id inside an agent id `session:<id>`.
 pub fn session_of(agent_id: &str) -> Option<&str> {
-    agent_id.strip_prefix(SESSION_AGENT).filter(|s| !s.is_empty())
+    agent_id
+        .strip_prefix(SESSION_AGENT)
+        .filter(|s| !s.is_empty())
 }
 
 /// A mail's kind (`metadata.mailKind`).
@@ -161,7 +163,8 @@ impl Message {
     }
 }
 
-const COLS: &str = "id, from_id, from_type, to_id, to_type, content, type, read, archived, metadata, created_at";
+const COLS: &str =
+    "id, from_id, from_type, to_id, to_type, content, type, read, archived, metadata, created_at";
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<(Message, String)> {
     Ok((
@@ -337,7 +340,12 @@ pub fn send(
         }
         _ => {}
     }
-    let parent = match req.reply_to.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+    let parent = match req
+        .reply_to
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
         Some(pid) => {
             let p = load(c, pid)?
                 .filter(|p| req.own_ids.iter().any(|o| *o == p.to_id || *o == p.from_id));
@@ -538,7 +546,11 @@ pub fn summary_line(m: &Message) -> String {
     }
     s.push_str(": ");
     match m.report() {
-        Some(r) => s.push_str(&format!("report \"{}\" — {}", r.title, snippet(&m.content, 200))),
+        Some(r) => s.push_str(&format!(
+            "report \"{}\" — {}",
+            r.title,
+            snippet(&m.content, 200)
+        )),
         None => s.push_str(&snippet(&m.content, 400)),
     }
     s
@@ -870,7 +882,10 @@ mod tests {
             recipient_from_args(None, Some("agent-to-user")).as_deref(),
             Some(USER_ID)
         );
-        assert_eq!(recipient_from_args(Some(" writer "), None).as_deref(), Some("writer"));
+        assert_eq!(
+            recipient_from_args(Some(" writer "), None).as_deref(),
+            Some("writer")
+        );
         assert_eq!(recipient_from_args(None, None), None);
         assert_eq!(session_of("session:s-1"), Some("s-1"));
         assert_eq!(session_of("writer"), None);

@@ -19,6 +19,7 @@ use crate::world::{pool, WorldError};
 
 pub use crate::board::artifacts::{human_size, Artifact, Payload as ArtifactPayload};
 pub use crate::board::draft::{DraftChangeKind, DraftDiff};
+pub use crate::board::mailbox::{MailKind, Message, Report, Room, USER_ID};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 
@@ -51,7 +52,21 @@ pub struct BoardOverview {
     pub goals: Vec<crate::board::Goal>,
     /// The archived goals (the Board's goal list offers to unarchive them).
     pub archived_goals: Vec<crate::board::Goal>,
+    /// The author's unread mail (the pane title shows it).
+    pub unread_mail: usize,
 }
+
+/// The author's Inbox as the Board's Inbox view shows it: the mail to `dashboard`, newest
+/// first, and the chat rooms.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inbox {
+    pub mail: Vec<Message>,
+    pub unread: usize,
+    pub rooms: Vec<Room>,
+}
+
+/// Most mails the Inbox view lists.
+pub const INBOX_LIMIT: usize = 500;
 
 /// One task opened on the Board: the record (with PROMPT.md and steps), its documents with
 /// their revisions, and the newest entries of its log.
@@ -154,8 +169,34 @@ impl ReadModel {
                 tasks: crate::board::tasks::all(c, None)?,
                 goals: crate::board::goals::active(c)?,
                 archived_goals: crate::board::goals::archived(c)?,
+                unread_mail: crate::board::mailbox::unread_count(c, USER_ID)?,
             })
         })?)
+    }
+
+    /// The author's Inbox (empty for a project without a database yet).
+    pub fn inbox(&self) -> Result<Inbox, ReadError> {
+        if !self.has_db() {
+            return Ok(Inbox::default());
+        }
+        Ok(self.board().read(|c| {
+            let owners = [USER_ID.to_string()];
+            Ok(Inbox {
+                mail: crate::board::mailbox::inbox(c, &owners, false, INBOX_LIMIT)?,
+                unread: crate::board::mailbox::unread_count(c, USER_ID)?,
+                rooms: crate::board::mailbox::rooms(c)?,
+            })
+        })?)
+    }
+
+    /// The thread of mail `id`, oldest first.
+    pub fn mail_thread(&self, id: &str) -> Result<Vec<Message>, ReadError> {
+        if !self.has_db() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .board()
+            .read(|c| crate::board::mailbox::thread(c, id))?)
     }
 
     /// Task `id` with its documents and log (`TASK_NOT_FOUND` for an unknown id).

@@ -34,8 +34,7 @@ use serde_json::{json, Value};
 
 use super::{board, err, preview_op, read_output, run_op, SESSION_TASK};
 use crate::board::mailbox::{
-    self as mb, MailKind, Message, Report, SendRequest, DEFAULT_READ_LIMIT,
-    SESSION_AGENT, USER_ID,
+    self as mb, MailKind, Message, Report, SendRequest, DEFAULT_READ_LIMIT, SESSION_AGENT, USER_ID,
 };
 use crate::board::{Board, BoardResult, Outcome};
 use crate::engine::agents::{AgentHost, InvokeMode, InvokeRequest};
@@ -352,7 +351,12 @@ impl TypedTool for ReadMessages {
             });
         }
         for (r, posts) in &rooms {
-            lines.push(format!("Room {} ({}): {} recent posts", r.id, r.name, posts.len()));
+            lines.push(format!(
+                "Room {} ({}): {} recent posts",
+                r.id,
+                r.name,
+                posts.len()
+            ));
             for p in posts {
                 lines.push(format!(
                     "  - {} {}: {}",
