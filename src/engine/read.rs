@@ -19,7 +19,9 @@ use crate::world::{pool, WorldError};
 
 pub use crate::board::artifacts::{human_size, Artifact, Payload as ArtifactPayload};
 pub use crate::board::draft::{DraftChangeKind, DraftDiff};
-pub use crate::board::mailbox::{MailKind, Message, Report, Room, USER_ID};
+pub use crate::board::mailbox::{
+    response_mode, MailKind, Message, Report, ResponseMode, Room, SESSION_AGENT, USER_ID,
+};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 

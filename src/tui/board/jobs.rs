@@ -27,6 +27,8 @@ pub enum BoardWrite {
     GoalArchive { goal: String, archived: bool },
     /// `s`: a steering comment for the task's agent.
     Steer { task: String, text: String },
+    /// `r` in the Inbox: the author's reply to mail `mail`.
+    Reply { mail: String, text: String },
 }
 
 impl BoardWrite {
@@ -53,6 +55,10 @@ impl BoardWrite {
             BoardWrite::Steer { task, text } => {
                 ("fn_task_steer", json!({"task_id": task, "text": text}))
             }
+            BoardWrite::Reply { mail, text } => (
+                "fn_send_message",
+                json!({"content": text, "reply_to_message_id": mail}),
+            ),
         }
     }
 }
@@ -64,6 +70,8 @@ pub enum BoardJob {
     Write(BoardWrite),
     /// The Artifacts view's list and payloads (`super::artifacts`).
     Artifacts(super::artifacts::ArtifactsJob),
+    /// The Inbox view's mail and threads (`super::inbox`).
+    Inbox(super::inbox::InboxJob),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -74,6 +82,7 @@ pub enum BoardJobResult {
     /// nothing changed.
     Written(BoardWrite, Result<(String, Option<String>), String>),
     Artifacts(super::artifacts::ArtifactsJobResult),
+    Inbox(super::inbox::InboxJobResult),
 }
 
 pub fn load(read: &ReadModel) -> Result<BoardOverview, String> {
@@ -96,6 +105,7 @@ pub fn run(engine: &Arc<Engine>, job: BoardJob) -> BoardJobResult {
             BoardJobResult::Written(w, r)
         }
         BoardJob::Artifacts(j) => BoardJobResult::Artifacts(super::artifacts::run(engine, j)),
+        BoardJob::Inbox(j) => BoardJobResult::Inbox(super::inbox::run(engine, j)),
     }
 }
 

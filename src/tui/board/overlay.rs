@@ -34,6 +34,13 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    /// `r` in the Inbox: the author's reply to `mail`, which goes to `to`.
+    Reply {
+        mail: String,
+        to: String,
+        input: TextArea<'static>,
+        error: Option<String>,
+    },
 }
 
 impl BoardOverlay {
@@ -43,12 +50,15 @@ impl BoardOverlay {
             BoardOverlay::Goal(_) => "board_goal_new",
             BoardOverlay::Goals { .. } => "board_goals",
             BoardOverlay::Steer { .. } => "board_steer",
+            BoardOverlay::Reply { .. } => "inbox_reply",
         }
     }
 
     pub fn text(&self) -> Option<&TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
+            BoardOverlay::New { input, .. }
+            | BoardOverlay::Steer { input, .. }
+            | BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -56,7 +66,9 @@ impl BoardOverlay {
 
     pub fn text_mut(&mut self) -> Option<&mut TextArea<'static>> {
         match self {
-            BoardOverlay::New { input, .. } | BoardOverlay::Steer { input, .. } => Some(input),
+            BoardOverlay::New { input, .. }
+            | BoardOverlay::Steer { input, .. }
+            | BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -94,6 +106,29 @@ impl AppState {
         let Some(Overlay::Board(o)) = &mut self.overlay else {
             return Vec::new();
         };
+        if let BoardOverlay::Reply {
+            mail, input, error, ..
+        } = o.as_mut()
+        {
+            return match cmd {
+                Command::Accept | Command::Submit => {
+                    let text = text_of(input).trim().to_string();
+                    if text.is_empty() {
+                        *error = Some("Type your answer, e.g. \"Yes, trim the storm by half.\"".into());
+                        return Vec::new();
+                    }
+                    let mail = mail.clone();
+                    self.overlay = None;
+                    self.board_write(BoardWrite::Reply { mail, text })
+                }
+                Command::Cancel => {
+                    self.overlay = None;
+                    self.info("Reply cancelled: nothing was sent.");
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+        }
         if let BoardOverlay::Steer { task, input, error } = o.as_mut() {
             return match cmd {
                 Command::Accept | Command::Submit => {
@@ -121,7 +156,7 @@ impl AppState {
             BoardOverlay::New { input, error } => (input, error),
             BoardOverlay::Goal(_) => return self.goal_form_command(cmd),
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
-            BoardOverlay::Steer { .. } => return Vec::new(),
+            BoardOverlay::Steer { .. } | BoardOverlay::Reply { .. } => return Vec::new(),
         };
         match cmd {
             Command::Accept | Command::Submit => {
@@ -151,7 +186,9 @@ impl AppState {
                 BoardOverlay::New { error, .. } => *error = None,
                 BoardOverlay::Goal(f) => f.error = None,
                 BoardOverlay::Goals { .. } => {}
-                BoardOverlay::Steer { error, .. } => *error = None,
+                BoardOverlay::Steer { error, .. } | BoardOverlay::Reply { error, .. } => {
+                    *error = None
+                }
             }
         }
         Vec::new()

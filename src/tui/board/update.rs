@@ -11,10 +11,13 @@ impl AppState {
         let ticket = self.ticket();
         self.board.loading = Some(ticket);
         self.board.stale = false;
-        vec![Effect::BoardJob {
+        let mut fx = vec![Effect::BoardJob {
             ticket,
             job: BoardJob::Load,
-        }]
+        }];
+        // An open Inbox follows the board's reloads (new mail, a reply sent).
+        fx.extend(self.inbox_load());
+        fx
     }
 
     pub(crate) fn board_focused(&mut self) -> Vec<Effect> {
@@ -37,6 +40,9 @@ impl AppState {
     pub(crate) fn board_command(&mut self, cmd: Command, page: usize) -> Vec<Effect> {
         if self.board.artifacts.is_some() {
             return self.artifacts_command(cmd, page);
+        }
+        if self.board.inbox.is_some() {
+            return self.inbox_command(cmd, page);
         }
         let before = self.board.selected;
         match cmd {
@@ -84,6 +90,7 @@ impl AppState {
             }
             Command::BoardScheduler => return self.board_toggle_scheduler(),
             Command::BoardArtifacts => return self.artifacts_toggle(),
+            Command::BoardInbox => return self.inbox_toggle(),
             _ => return Vec::new(),
         }
         // Keep the window where it was unless the selection left it (the goals line, when
@@ -222,6 +229,7 @@ impl AppState {
     pub(crate) fn board_job_done(&mut self, ticket: Ticket, result: BoardJobResult) -> Vec<Effect> {
         match result {
             BoardJobResult::Artifacts(r) => self.artifacts_job_done(ticket, r),
+            BoardJobResult::Inbox(r) => self.inbox_job_done(ticket, r),
             BoardJobResult::Loaded(r) => {
                 if self.board.loading != Some(ticket) {
                     return Vec::new();
