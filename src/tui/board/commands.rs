@@ -16,9 +16,8 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     }
     if let Some(v) = &b.inbox {
         let mail = v.selected();
-        let approval = mail.is_some_and(|m| {
-            m.mail_kind() == crate::engine::read::MailKind::Approval
-        });
+        let approval =
+            mail.is_some_and(|m| m.mail_kind() == crate::engine::read::MailKind::Approval);
         return vec![
             PaneCommand::new(Command::Expand, Context::Board, "open")
                 .available(mail.is_some())

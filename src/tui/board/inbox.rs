@@ -133,7 +133,13 @@ impl AppState {
     }
 
     fn inbox_reply(&mut self) -> Vec<Effect> {
-        let Some(m) = self.board.inbox.as_ref().and_then(|v| v.selected()).cloned() else {
+        let Some(m) = self
+            .board
+            .inbox
+            .as_ref()
+            .and_then(|v| v.selected())
+            .cloned()
+        else {
             self.info("No mail to reply to.");
             return Vec::new();
         };
@@ -178,7 +184,9 @@ impl AppState {
             Command::Expand => return self.inbox_open(),
             Command::InboxReply => return self.inbox_reply(),
             Command::InboxApprovals => {
-                let approval = v.selected().is_some_and(|m| m.mail_kind() == MailKind::Approval);
+                let approval = v
+                    .selected()
+                    .is_some_and(|m| m.mail_kind() == MailKind::Approval);
                 if approval {
                     return self.focus_pane(Pane::Approvals);
                 }
@@ -334,13 +342,22 @@ pub fn draw_detail(app: &AppState, v: &InboxView, area: Rect, buf: &mut Buffer) 
     };
     let mut lines: Vec<(Line<'static>, usize)> = Vec::new();
     let dim = |s: String| (Line::from(Span::styled(s, th.dim)), 0);
-    let mut by = format!("from {} to {}", sender(m), if m.to_id == USER_ID { "you".to_string() } else { m.to_id.clone() });
+    let mut by = format!(
+        "from {} to {}",
+        sender(m),
+        if m.to_id == USER_ID {
+            "you".to_string()
+        } else {
+            m.to_id.clone()
+        }
+    );
     if let Some(t) = m.task_id() {
         by.push_str(&format!(" · task {t}"));
     }
     let when: String = m.created_at.chars().take(19).collect();
-    by.push_str(&format!(" · {}", when.replace('T', " ")));
     lines.push(dim(by));
+    // On its own line, so a narrow view never wraps the time.
+    lines.push(dim(when.replace('T', " ")));
     if let Some(r) = m.reply_to() {
         lines.push(dim(format!("a reply to {r}")));
     }
@@ -373,7 +390,13 @@ pub fn draw_detail(app: &AppState, v: &InboxView, area: Rect, buf: &mut Buffer) 
             }
             if thread.len() > 1 {
                 lines.push((Line::default(), 0));
-                lines.push((Line::from(Span::styled(format!("Thread ({})", thread.len()), th.heading2)), 0));
+                lines.push((
+                    Line::from(Span::styled(
+                        format!("Thread ({})", thread.len()),
+                        th.heading2,
+                    )),
+                    0,
+                ));
                 for x in thread {
                     let here = if x.id == m.id { "▸" } else { " " };
                     lines.push((

@@ -114,7 +114,8 @@ impl AppState {
                 Command::Accept | Command::Submit => {
                     let text = text_of(input).trim().to_string();
                     if text.is_empty() {
-                        *error = Some("Type your answer, e.g. \"Yes, trim the storm by half.\"".into());
+                        *error =
+                            Some("Type your answer, e.g. \"Yes, trim the storm by half.\"".into());
                         return Vec::new();
                     }
                     let mail = mail.clone();
