@@ -80,6 +80,30 @@ pub enum BoardError {
     ActiveGoalLimit { active: usize, limit: usize },
     #[error("this session has no task of its own: pass task_id")]
     TaskIdRequired,
+    #[error("the message is empty; write 1 to 2000 characters")]
+    MessageEmpty,
+    #[error("the message is {length} characters; at most {limit}")]
+    MessageTooLong { length: usize, limit: usize },
+    #[error("mail_kind approval is the engine's own (it mails the author when a call waits for approval); send message or report")]
+    ApprovalMailEngineOnly,
+    #[error("a report needs report.title (and optional sections [{{heading, body}}])")]
+    ReportTitleRequired,
+    #[error("no message {id} in your mail; fn_read_messages lists yours (unread_only: false for the read ones too)")]
+    MessageNotFound { id: String },
+    #[error("no recipient: {why}")]
+    RecipientRequired { why: String },
+    #[error("no recipient '{id}': {why}")]
+    RecipientNotFound { id: String, why: String },
+    #[error("type {given} does not fit recipient {recipient}: that message is {expected}")]
+    MessageTypeMismatch {
+        given: String,
+        recipient: String,
+        expected: &'static str,
+    },
+    #[error("no room {id}; the author creates rooms from the Inbox")]
+    RoomNotFound { id: String },
+    #[error("{agent} is not a member of room {room}; only members post there (the author adds members from the Inbox)")]
+    NotRoomMember { room: String, agent: String },
     #[error("{field}: {message}")]
     Invalid {
         field: &'static str,
@@ -140,6 +164,16 @@ impl BoardError {
             Precondition(_) => "TASK_DOCUMENT_PRECONDITION_FAILED",
             ActiveGoalLimit { .. } => "ACTIVE_GOAL_LIMIT_EXCEEDED",
             TaskIdRequired => "TASK_ID_REQUIRED",
+            MessageEmpty => "MESSAGE_CONTENT_EMPTY",
+            MessageTooLong { .. } => "MESSAGE_CONTENT_TOO_LONG",
+            ApprovalMailEngineOnly => "MAIL_KIND_ENGINE_ONLY",
+            ReportTitleRequired => "REPORT_TITLE_REQUIRED",
+            MessageNotFound { .. } => "MESSAGE_NOT_FOUND",
+            RecipientRequired { .. } => "RECIPIENT_REQUIRED",
+            RecipientNotFound { .. } => "RECIPIENT_NOT_FOUND",
+            MessageTypeMismatch { .. } => "MESSAGE_TYPE_MISMATCH",
+            RoomNotFound { .. } => "ROOM_NOT_FOUND",
+            NotRoomMember { .. } => "NOT_ROOM_MEMBER",
             Invalid { .. } => "INVALID_ARGUMENT",
             Db(_) | Store(_) | Io { .. } | Corrupt { .. } | Git { .. } => "BOARD_STORAGE",
         }
@@ -204,6 +238,16 @@ impl BoardError {
             }),
             ActiveGoalLimit { active, limit } => json!({"activeCount": active, "hardLimit": limit}),
             Invalid { field, message } => json!({"field": field, "message": message}),
+            MessageTooLong { length, limit } => json!({"length": length, "limit": limit}),
+            MessageNotFound { id } => json!({"messageId": id}),
+            RecipientNotFound { id, .. } => json!({"toId": id}),
+            MessageTypeMismatch {
+                given,
+                recipient,
+                expected,
+            } => json!({"type": given, "toId": recipient, "expectedType": expected}),
+            RoomNotFound { id } => json!({"roomId": id}),
+            NotRoomMember { room, agent } => json!({"roomId": room, "agentId": agent}),
             _ => json!({}),
         };
         d["code"] = json!(self.code());

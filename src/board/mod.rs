@@ -26,6 +26,7 @@ pub mod docs;
 pub mod draft;
 pub mod error;
 pub mod goals;
+pub mod mailbox;
 pub mod memory;
 pub mod merge;
 pub mod model;
@@ -64,6 +65,12 @@ pub enum Touched {
     Workflow(String),
     /// A workflow's stored setting values.
     WorkflowSettings(String),
+    /// A mailbox message (`msg-…`).
+    Message(String),
+    /// A chat room (`room-…`) with its members.
+    Room(String),
+    /// A post in a room (`rmsg-…`).
+    RoomPost(String),
 }
 
 /// A file to write once the transaction committed.
@@ -302,6 +309,9 @@ fn target_key(t: &Touched) -> String {
         Touched::Goal(id) => format!("board/goal/{id}"),
         Touched::Workflow(id) => format!("board/workflow/{id}"),
         Touched::WorkflowSettings(id) => format!("board/workflow-settings/{id}"),
+        Touched::Message(id) => format!("board/message/{id}"),
+        Touched::Room(id) => format!("board/room/{id}"),
+        Touched::RoomPost(id) => format!("board/room-message/{id}"),
     }
 }
 
@@ -321,6 +331,11 @@ fn snapshot(c: &Connection, t: &Touched) -> BoardResult<Option<BTreeMap<String, 
         Touched::Goal(id) => goals::load(c, id)?.map(|g| serde_json::to_value(g).ok()),
         Touched::Workflow(id) => workflow::snapshot(c, id)?.map(Some),
         Touched::WorkflowSettings(id) => workflow::settings_snapshot(c, id)?.map(Some),
+        Touched::Message(id) => mailbox::load(c, id)?.map(|m| serde_json::to_value(m).ok()),
+        Touched::Room(id) => mailbox::room_load(c, id)?.map(|r| serde_json::to_value(r).ok()),
+        Touched::RoomPost(id) => {
+            mailbox::room_post_load(c, id)?.map(|p| serde_json::to_value(p).ok())
+        }
     };
     Ok(v.flatten().and_then(|v| match v {
         Value::Object(m) => Some(m.into_iter().collect()),
@@ -353,6 +368,9 @@ fn record_change(
             format!("Workflow {id} ({name})")
         }
         Touched::WorkflowSettings(id) => format!("WorkflowSettings {id}"),
+        Touched::Message(id) => format!("Message {id}"),
+        Touched::Room(id) => format!("Room {id}"),
+        Touched::RoomPost(id) => format!("RoomMessage {id}"),
     };
     let action = match (before, after) {
         (None, None) => return None,

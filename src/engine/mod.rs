@@ -18,6 +18,7 @@ pub mod inputs;
 pub mod jobs;
 pub mod lock;
 pub mod log_cap;
+mod mail;
 mod part_approval;
 pub mod pending_store;
 pub mod policy;

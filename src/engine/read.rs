@@ -19,6 +19,9 @@ use crate::world::{pool, WorldError};
 
 pub use crate::board::artifacts::{human_size, Artifact, Payload as ArtifactPayload};
 pub use crate::board::draft::{Area as DraftArea, DraftChangeKind, DraftDiff};
+pub use crate::board::mailbox::{
+    response_mode, MailKind, Message, Report, ResponseMode, Room, SESSION_AGENT, USER_ID,
+};
 pub use crate::board::{DocumentInfo, Goal, Task, TaskLogEntry, PAUSED};
 pub use crate::store::overview::{SliceRow, SubjectRow, TypeRow, WorldOverview};
 
@@ -53,7 +56,21 @@ pub struct BoardOverview {
     pub archived_goals: Vec<crate::board::Goal>,
     /// The Board's columns (id, name): the default workflow's, then the custom workflows'.
     pub columns: Vec<(String, String)>,
+    /// The author's unread mail (the pane title shows it).
+    pub unread_mail: usize,
 }
+
+/// The author's Inbox as the Board's Inbox view shows it: the mail to `dashboard`, newest
+/// first, and the chat rooms.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inbox {
+    pub mail: Vec<Message>,
+    pub unread: usize,
+    pub rooms: Vec<Room>,
+}
+
+/// Most mails the Inbox view lists.
+pub const INBOX_LIMIT: usize = 500;
 
 /// One task opened on the Board: the record (with PROMPT.md and steps), its documents with
 /// their revisions, and the newest entries of its log.
@@ -162,6 +179,7 @@ impl ReadModel {
                     .into_iter()
                     .map(|col| (col.id, col.name))
                     .collect(),
+                unread_mail: crate::board::mailbox::unread_count(c, USER_ID)?,
             })
         })?)
     }
@@ -193,6 +211,31 @@ impl ReadModel {
             }
             Ok(out)
         })?)
+    }
+
+    /// The author's Inbox (empty for a project without a database yet).
+    pub fn inbox(&self) -> Result<Inbox, ReadError> {
+        if !self.has_db() {
+            return Ok(Inbox::default());
+        }
+        Ok(self.board().read(|c| {
+            let owners = [USER_ID.to_string()];
+            Ok(Inbox {
+                mail: crate::board::mailbox::inbox(c, &owners, false, INBOX_LIMIT)?,
+                unread: crate::board::mailbox::unread_count(c, USER_ID)?,
+                rooms: crate::board::mailbox::rooms(c)?,
+            })
+        })?)
+    }
+
+    /// The thread of mail `id`, oldest first.
+    pub fn mail_thread(&self, id: &str) -> Result<Vec<Message>, ReadError> {
+        if !self.has_db() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .board()
+            .read(|c| crate::board::mailbox::thread(c, id))?)
     }
 
     /// Task `id` with its documents and log (`TASK_NOT_FOUND` for an unknown id).

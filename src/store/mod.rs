@@ -52,6 +52,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/002_world_index.sql"),
     include_str!("migrations/003_board.sql"),
     include_str!("migrations/004_board_steering.sql"),
+    include_str!("migrations/005_mailbox.sql"),
     include_str!("migrations/006_workflows.sql"),
 ];
 

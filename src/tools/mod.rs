@@ -127,6 +127,11 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::agents::SpawnAgent))?;
     registry.register(Arc::new(fusion::agents::AskQuestion))?;
     registry.register(Arc::new(fusion::agents::HeartbeatDone))?;
+    registry.register(Arc::new(fusion::mailbox::SendMessage))?;
+    registry.register(Arc::new(fusion::mailbox::ReadMessages))?;
+    registry.register(Arc::new(fusion::mailbox::PostRoomMessage))?;
+    registry.register(Arc::new(fusion::mailbox::RoomCreate))?;
+    registry.register(Arc::new(fusion::mailbox::RoomAddMembers))?;
     registry.register(Arc::new(fusion::merge::MergeTaskDraft))?;
     registry.register(Arc::new(fusion::merge::ReportBuildFailure))?;
     registry.register(Arc::new(fusion::memory::MemorySearch))?;

@@ -310,6 +310,9 @@ impl AppState {
         if self.focus == Pane::Approvals && self.approvals.search.is_some() {
             return vec![Context::DiffSearch, Context::Approvals, Context::Global];
         }
+        if self.focus == Pane::Board && self.board.inbox.is_some() {
+            return vec![Context::Inbox, Context::Board, Context::Global];
+        }
         if self.focus != Pane::Sessions {
             return vec![self.focus.context(), Context::Global];
         }

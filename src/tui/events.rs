@@ -50,6 +50,8 @@ impl AppState {
                 Vec::new()
             }
             EngineEvent::ApprovalRequested { call } => {
+                // The engine mailed the author about it: the Inbox and its count change.
+                self.board.stale = true;
                 if self.focus != Pane::Approvals {
                     let key = self
                         .keymap

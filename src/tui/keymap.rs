@@ -34,10 +34,13 @@ pub enum Context {
     /// (looked up before `Approvals`, so `n` finds the next match and rejects again after).
     DiffSearch,
     Board,
+    /// The Board's Inbox view (looked up before `Board`: `r` replies there instead of
+    /// reloading).
+    Inbox,
 }
 
 impl Context {
-    pub const ALL: [Context; 14] = [
+    pub const ALL: [Context; 15] = [
         Context::Global,
         Context::Files,
         Context::Story,
@@ -52,6 +55,7 @@ impl Context {
         Context::Form,
         Context::DiffSearch,
         Context::Board,
+        Context::Inbox,
     ];
 
     pub fn name(self) -> &'static str {
@@ -70,6 +74,7 @@ impl Context {
             Context::Form => "form",
             Context::DiffSearch => "diff_search",
             Context::Board => "board",
+            Context::Inbox => "inbox",
         }
     }
 
@@ -102,7 +107,7 @@ impl std::error::Error for KeymapError {}
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Keymap {
-    sections: [Vec<Binding>; 14],
+    sections: [Vec<Binding>; 15],
 }
 
 /// One binding from `{ on, run, desc }`; on error the offending field's name and why.

@@ -19,6 +19,7 @@ pub mod agents;
 pub mod artifacts;
 pub mod docs;
 pub mod goals;
+pub mod mailbox;
 pub mod memory;
 pub mod merge;
 pub mod review;

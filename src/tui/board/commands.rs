@@ -28,6 +28,24 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
             PaneCommand::new(Command::Refresh, Context::Board, "reload"),
         ];
     }
+    if let Some(v) = &b.inbox {
+        let mail = v.selected();
+        let approval =
+            mail.is_some_and(|m| m.mail_kind() == crate::engine::read::MailKind::Approval);
+        return vec![
+            PaneCommand::new(Command::Expand, Context::Board, "open")
+                .available(mail.is_some())
+                .hint(),
+            PaneCommand::new(Command::InboxReply, Context::Inbox, "reply")
+                .available(mail.is_some() && !approval)
+                .hint(),
+            PaneCommand::new(Command::InboxApprovals, Context::Inbox, "to approvals")
+                .available(approval)
+                .hint(),
+            PaneCommand::new(Command::BoardInbox, Context::Board, "back to the board").hint(),
+            PaneCommand::new(Command::Refresh, Context::Board, "reload"),
+        ];
+    }
     let task = b.selected_task();
     let card = task.is_some();
     let live = task.is_some_and(|t| !matches!(t.column.as_str(), "done" | "archived"));
@@ -49,6 +67,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::BoardScheduler, scheduler_label(app)).available(app.board.scheduler.is_some()),
         c(Command::BoardArtifacts, "artifacts").hint(),
         c(Command::BoardWorkflows, "workflows"),
+        c(Command::BoardInbox, "inbox").hint(),
     ]
 }
 

@@ -29,6 +29,8 @@ pub enum BoardWrite {
     Steer { task: String, text: String },
     /// `e` in the Workflows view: setting values (`null` clears).
     WorkflowSettings { workflow: String, values: Value },
+    /// `r` in the Inbox: the author's reply to mail `mail`.
+    Reply { mail: String, text: String },
 }
 
 impl BoardWrite {
@@ -59,6 +61,10 @@ impl BoardWrite {
                 "fn_workflow_settings",
                 json!({"action": "set", "workflow_id": workflow, "values": values}),
             ),
+            BoardWrite::Reply { mail, text } => (
+                "fn_send_message",
+                json!({"content": text, "reply_to_message_id": mail}),
+            ),
         }
     }
 }
@@ -72,6 +78,8 @@ pub enum BoardJob {
     Artifacts(super::artifacts::ArtifactsJob),
     /// The Workflows view's list (`super::workflows`).
     Workflows,
+    /// The Inbox view's mail and threads (`super::inbox`).
+    Inbox(super::inbox::InboxJob),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +91,7 @@ pub enum BoardJobResult {
     Written(BoardWrite, Result<(String, Option<String>), String>),
     Artifacts(super::artifacts::ArtifactsJobResult),
     Workflows(Result<Vec<super::workflows::WorkflowEntry>, String>),
+    Inbox(super::inbox::InboxJobResult),
 }
 
 pub fn load(read: &ReadModel) -> Result<BoardOverview, String> {
@@ -106,6 +115,7 @@ pub fn run(engine: &Arc<Engine>, job: BoardJob) -> BoardJobResult {
         }
         BoardJob::Artifacts(j) => BoardJobResult::Artifacts(super::artifacts::run(engine, j)),
         BoardJob::Workflows => BoardJobResult::Workflows(super::workflows::run(engine)),
+        BoardJob::Inbox(j) => BoardJobResult::Inbox(super::inbox::run(engine, j)),
     }
 }
 

@@ -7,7 +7,8 @@
 //! Reads go through the engine's read model in blocking jobs (`jobs`); writes (`n` new task,
 //! `m`/`M` move, `p` pause/resume, `x` archive, `o` new goal, `O` archive or unarchive a goal)
 //! are the author's own tool calls through the engine (`fn_task_create`, `fn_task_move`,
-//! `fn_task_pause`, `fn_goal_create`, `fn_goal_archive`), logged in the author session. On a
+//! `fn_task_pause`, `fn_goal_create`, `fn_goal_archive`), logged in the author session. `A`
+//! opens the Artifacts view and `I` the Inbox view (`artifacts`, `inbox`) in the pane's place. On a
 //! wide screen the right-hand view draws the columns side by side (`columns`).
 //! This module holds the state and the rows; `update`, `view`, `overlay` and `commands` the
 //! rest.
@@ -16,6 +17,7 @@ pub mod artifacts;
 pub mod columns;
 pub mod commands;
 pub mod goals;
+pub mod inbox;
 pub mod jobs;
 pub mod overlay;
 pub mod update;
@@ -72,6 +74,8 @@ pub struct BoardState {
     pub artifacts: Option<artifacts::ArtifactsView>,
     /// The Workflows view (`W`), when open: it replaces the board in the pane.
     pub workflows: Option<workflows::WorkflowsView>,
+    /// The Inbox view (`I`), when open: it replaces the board in the pane.
+    pub inbox: Option<inbox::InboxView>,
 }
 
 impl BoardState {

@@ -40,6 +40,13 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    /// `r` in the Inbox: the author's reply to `mail`, which goes to `to`.
+    Reply {
+        mail: String,
+        to: String,
+        input: TextArea<'static>,
+        error: Option<String>,
+    },
 }
 
 impl BoardOverlay {
@@ -50,6 +57,7 @@ impl BoardOverlay {
             BoardOverlay::Goals { .. } => "board_goals",
             BoardOverlay::Steer { .. } => "board_steer",
             BoardOverlay::Setting { .. } => "board_workflow_setting",
+            BoardOverlay::Reply { .. } => "inbox_reply",
         }
     }
 
@@ -58,6 +66,7 @@ impl BoardOverlay {
             BoardOverlay::New { input, .. }
             | BoardOverlay::Steer { input, .. }
             | BoardOverlay::Setting { input, .. } => Some(input),
+            BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -68,6 +77,7 @@ impl BoardOverlay {
             BoardOverlay::New { input, .. }
             | BoardOverlay::Steer { input, .. }
             | BoardOverlay::Setting { input, .. } => Some(input),
+            BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
             BoardOverlay::Goals { .. } => None,
         }
@@ -116,6 +126,30 @@ impl AppState {
                 _ => Vec::new(),
             };
         }
+        if let BoardOverlay::Reply {
+            mail, input, error, ..
+        } = o.as_mut()
+        {
+            return match cmd {
+                Command::Accept | Command::Submit => {
+                    let text = text_of(input).trim().to_string();
+                    if text.is_empty() {
+                        *error =
+                            Some("Type your answer, e.g. \"Yes, trim the storm by half.\"".into());
+                        return Vec::new();
+                    }
+                    let mail = mail.clone();
+                    self.overlay = None;
+                    self.board_write(BoardWrite::Reply { mail, text })
+                }
+                Command::Cancel => {
+                    self.overlay = None;
+                    self.info("Reply cancelled: nothing was sent.");
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+        }
         if let BoardOverlay::Steer { task, input, error } = o.as_mut() {
             return match cmd {
                 Command::Accept | Command::Submit => {
@@ -143,7 +177,9 @@ impl AppState {
             BoardOverlay::New { input, error } => (input, error),
             BoardOverlay::Goal(_) => return self.goal_form_command(cmd),
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
-            BoardOverlay::Steer { .. } | BoardOverlay::Setting { .. } => return Vec::new(),
+            BoardOverlay::Steer { .. }
+            | BoardOverlay::Setting { .. }
+            | BoardOverlay::Reply { .. } => return Vec::new(),
         };
         match cmd {
             Command::Accept | Command::Submit => {
@@ -173,9 +209,9 @@ impl AppState {
                 BoardOverlay::New { error, .. } => *error = None,
                 BoardOverlay::Goal(f) => f.error = None,
                 BoardOverlay::Goals { .. } => {}
-                BoardOverlay::Steer { error, .. } | BoardOverlay::Setting { error, .. } => {
-                    *error = None
-                }
+                BoardOverlay::Steer { error, .. }
+                | BoardOverlay::Setting { error, .. }
+                | BoardOverlay::Reply { error, .. } => *error = None,
             }
         }
         Vec::new()

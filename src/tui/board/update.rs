@@ -11,10 +11,13 @@ impl AppState {
         let ticket = self.ticket();
         self.board.loading = Some(ticket);
         self.board.stale = false;
-        vec![Effect::BoardJob {
+        let mut fx = vec![Effect::BoardJob {
             ticket,
             job: BoardJob::Load,
-        }]
+        }];
+        // An open Inbox follows the board's reloads (new mail, a reply sent).
+        fx.extend(self.inbox_load());
+        fx
     }
 
     pub(crate) fn board_focused(&mut self) -> Vec<Effect> {
@@ -40,6 +43,9 @@ impl AppState {
         }
         if self.board.workflows.is_some() {
             return self.workflows_command(cmd, page);
+        }
+        if self.board.inbox.is_some() {
+            return self.inbox_command(cmd, page);
         }
         let before = self.board.selected;
         match cmd {
@@ -92,6 +98,7 @@ impl AppState {
                 self.info("Settings are edited in the Workflows view: W opens it, then e.");
                 return Vec::new();
             }
+            Command::BoardInbox => return self.inbox_toggle(),
             _ => return Vec::new(),
         }
         // Keep the window where it was unless the selection left it (the goals line, when
@@ -234,6 +241,7 @@ impl AppState {
                 self.workflows_loaded(ticket, r);
                 Vec::new()
             }
+            BoardJobResult::Inbox(r) => self.inbox_job_done(ticket, r),
             BoardJobResult::Loaded(r) => {
                 if self.board.loading != Some(ticket) {
                     return Vec::new();

@@ -37,9 +37,16 @@ pub fn pane_title(app: &AppState) -> String {
     if let Some(v) = &app.board.workflows {
         return super::workflows::pane_title(v);
     }
+    if let Some(v) = &app.board.inbox {
+        return super::inbox::pane_title(v);
+    }
+    let unread = match app.board.data.as_ref().map_or(0, |d| d.unread_mail) {
+        0 => String::new(),
+        n => format!("· {n} unread mail "),
+    };
     match &app.board.data {
-        Some(d) if !d.tasks.is_empty() => format!(" 6 Board ({}) ", d.tasks.len()),
-        _ => " 6 Board ".into(),
+        Some(d) if !d.tasks.is_empty() => format!(" 6 Board ({}) {unread}", d.tasks.len()),
+        _ => format!(" 6 Board {unread}"),
     }
 }
 
@@ -241,6 +248,9 @@ pub fn draw_list(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool) {
     if let Some(v) = &app.board.workflows {
         return super::workflows::draw_list(app, v, area, buf, focused);
     }
+    if let Some(v) = &app.board.inbox {
+        return super::inbox::draw_list(app, v, area, buf, focused);
+    }
     let b = &app.board;
     let t = &app.theme;
     let mut area = area;
@@ -312,6 +322,9 @@ pub fn detail_title(app: &AppState) -> String {
     if let Some(v) = &app.board.workflows {
         return super::workflows::detail_title(v);
     }
+    if let Some(v) = &app.board.inbox {
+        return super::inbox::detail_title(v);
+    }
     match (&app.board.detail, app.board.selected_task()) {
         (Some((id, _)), _) => format!(" Task {id} "),
         (None, Some(t)) => format!(" {} · {} ", t.id, column_name(app, &t.column)),
@@ -335,6 +348,9 @@ pub fn draw_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
     }
     if let Some(v) = &app.board.workflows {
         return super::workflows::draw_detail(app, v, area, buf);
+    }
+    if let Some(v) = &app.board.inbox {
+        return super::inbox::draw_detail(app, v, area, buf);
     }
     // Wide enough and no task opened: the columns side by side above the selected card.
     if crate::tui::board::columns::fits(app, area) {
@@ -611,6 +627,27 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
             input,
             error,
         ),
+        BoardOverlay::Reply {
+            mail,
+            to,
+            input,
+            error,
+        } => {
+            use crate::engine::read::{response_mode, ResponseMode};
+            let how = match response_mode(to) {
+                ResponseMode::Immediate if to.starts_with(crate::engine::read::SESSION_AGENT) => {
+                    "it gets it at once (as its next message when it is busy)"
+                }
+                ResponseMode::Immediate => "it waits in that agent's inbox for its next session",
+                ResponseMode::OnHeartbeat => "it reads it at its next heartbeat",
+            };
+            (
+                format!("Reply to {mail}"),
+                format!("Your answer to {to}: {how}. Enter sends · Esc cancels"),
+                input,
+                error,
+            )
+        }
         BoardOverlay::Goal(f) => return crate::tui::board::goals::draw_form(app, f, area, buf),
         BoardOverlay::Goals {
             selected,

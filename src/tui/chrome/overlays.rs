@@ -409,6 +409,7 @@ pub fn help_rows(app: &AppState) -> Vec<Row> {
             Context::Overlay => "overlay (dialogs and this help)".to_string(),
             Context::Transcript => "transcript (Sessions, after l)".to_string(),
             Context::Jobs => "jobs (Sessions, after b)".to_string(),
+            Context::Inbox => "inbox (Board, after I)".to_string(),
             Context::Composer => "composer (Sessions, after i or Enter)".to_string(),
             Context::DiffSearch => "diff_search (an approval preview, after /)".to_string(),
             Context::Form => {
