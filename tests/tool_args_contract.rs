@@ -223,6 +223,12 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "delete_story_node",
     // The author's undo from the History view (#14).
     "revert_change",
+    // The mailbox (#17).
+    "fn_send_message",
+    "fn_read_messages",
+    "fn_post_room_message",
+    "fn_room_create",
+    "fn_room_add_members",
     // Fusion's board tools (#16).
     "fn_task_create",
     "fn_task_list",

@@ -294,7 +294,7 @@ pub struct SendRequest {
 }
 
 impl SendRequest {
-    fn from_user(&self) -> bool {
+    fn is_from_user(&self) -> bool {
         self.from_id == USER_ID
     }
 }
@@ -381,7 +381,7 @@ pub fn send(
         },
     };
     let to_user = to == USER_ID;
-    if to_user && req.from_user() {
+    if to_user && req.is_from_user() {
         return Err(BoardError::RecipientNotFound {
             id: to,
             why: "the author cannot mail themselves".into(),
@@ -393,7 +393,7 @@ pub fn send(
             why: "fn_list_agents lists the agents (includeEphemeral: true adds sessions); the author is dashboard".into(),
         });
     }
-    let derived = match (req.from_user(), to_user) {
+    let derived = match (req.is_from_user(), to_user) {
         (true, _) => "user-to-agent",
         (false, true) => "agent-to-user",
         (false, false) => "agent-to-agent",
@@ -430,7 +430,7 @@ pub fn send(
     }
     let new = NewMessage {
         from_id: req.from_id.clone(),
-        from_type: if req.from_user() { "user" } else { "agent" }.into(),
+        from_type: if req.is_from_user() { "user" } else { "agent" }.into(),
         to_id: to.clone(),
         to_type: if to_user { "user" } else { "agent" }.into(),
         content: req.content.clone(),

@@ -510,8 +510,6 @@ impl Engine {
                 };
                 // On disk before anyone can see it waiting: a quit right after keeps it.
                 self.persist_pending(&pending);
-                // The author's Inbox hears of it too (once per call; fail-soft).
-                self.approval_mail(&pending);
                 {
                     let mut st = self.state();
                     st.waiters.insert(approval_id.clone(), tx);

@@ -2,8 +2,8 @@
 //! queue, the author also gets an `approval` mail in the Inbox naming the session, the tool
 //! and its target — Fusion's idempotent `sendMessageOnce(msg, "approval-mail:<id>")`, here
 //! keyed by the waiting call (session and call id), so a call restored after a restart, or
-//! asked about again, never mails twice. Fail-soft: a mail that cannot be written (a
-//! read-only database) is logged and the call still waits in the queue.
+//! asked about again, never mails twice. It is made from the queue when the Inbox is read,
+//! never stored (see [`Engine::approval_mail`]).
 //!
 //! Also the author's read marks from the Inbox: bookkeeping of the author's own mail, not a
 //! change to the book, so they are written directly rather than as logged tool calls.
@@ -12,7 +12,10 @@ use serde_json::json;
 
 use super::types::PendingCall;
 use super::Engine;
-use crate::board::mailbox::{self as mb, NewMessage, SYSTEM_ID, USER_ID};
+use crate::board::mailbox::{self as mb, SYSTEM_ID, USER_ID};
+
+/// The id prefix of the approval mails made from the queue (`approval:<approval id>`).
+pub const APPROVAL_MAIL_PREFIX: &str = "approval:";
 use crate::board::{Board, BoardError, Outcome};
 
 /// The session-state key of a role session's board task (the tools' `SESSION_TASK`).
@@ -23,8 +26,12 @@ impl Engine {
         Board::new(self.ws.root(), self.ws.name())
     }
 
-    /// Mail the author that `call` waits for approval (once per call).
-    pub(super) fn approval_mail(&self, call: &PendingCall) {
+    /// The approval mail of a waiting call, as the Inbox shows it. It is made from the queue
+    /// each time the Inbox is read, never stored: a waiting call must leave the project
+    /// byte-identical until the author decides (tests/reject_changes_nothing.rs), and the
+    /// queue already survives a restart. So there is exactly one per waiting call, and it
+    /// leaves the Inbox when the call is decided (the History keeps the decision).
+    pub(super) fn approval_mail(&self, call: &PendingCall) -> mb::Message {
         let title = self
             .session(&call.session_id)
             .map(|s| s.title)
@@ -61,29 +68,27 @@ impl Engine {
         {
             meta["taskId"] = json!(t);
         }
-        let msg = NewMessage {
+        mb::Message {
+            id: format!("{APPROVAL_MAIL_PREFIX}{}", call.approval_id),
             from_id: SYSTEM_ID.into(),
             from_type: "system".into(),
             to_id: USER_ID.into(),
             to_type: "user".into(),
             content: crate::board::snippet(&content, mb::CONTENT_LIMIT),
             kind: "system".into(),
+            read: false,
+            archived: false,
             metadata: meta,
-        };
-        let key = format!("approval-mail:{}/{}", call.session_id, call.call_id);
-        if let Err(e) = self.board().commit(|c| {
-            mb::send_once(c, &msg, &key)?;
-            Ok(Outcome::default())
-        }) {
-            tracing::warn!(
-                "the approval mail for {} was not written: {e}",
-                call.call_id
-            );
+            created_at: call.requested_at.clone(),
         }
     }
 
     /// The author opened mail `id` in the Inbox: mark it read.
     pub fn mark_mail_read(&self, id: &str) -> Result<(), BoardError> {
+        if id.starts_with(APPROVAL_MAIL_PREFIX) {
+            // Made from the queue, not stored: it is "read" when the call is decided.
+            return Ok(());
+        }
         let ids = [id.to_string()];
         self.board()
             .commit(|c| {

@@ -105,12 +105,21 @@ pub struct StoryOverview {
 pub struct ReadModel {
     root: PathBuf,
     db: PathBuf,
+    /// The waiting calls' approval mails, oldest first (made from the engine's queue; a
+    /// read model without an engine has none).
+    approvals: Vec<Message>,
 }
 
 impl super::Engine {
     /// The read model over this engine's project.
     pub fn read(&self) -> ReadModel {
-        ReadModel::new(self.ws.root(), &self.ws.db_path())
+        let mut r = ReadModel::new(self.ws.root(), &self.ws.db_path());
+        r.approvals = self
+            .pending()
+            .iter()
+            .map(|p| self.approval_mail(p))
+            .collect();
+        r
     }
 }
 
@@ -121,6 +130,7 @@ impl ReadModel {
         ReadModel {
             root: root.to_path_buf(),
             db: db.to_path_buf(),
+            approvals: Vec::new(),
         }
     }
 
@@ -179,7 +189,8 @@ impl ReadModel {
                     .into_iter()
                     .map(|col| (col.id, col.name))
                     .collect(),
-                unread_mail: crate::board::mailbox::unread_count(c, USER_ID)?,
+                unread_mail: crate::board::mailbox::unread_count(c, USER_ID)?
+                    + self.approvals.len(),
             })
         })?)
     }
@@ -218,14 +229,21 @@ impl ReadModel {
         if !self.has_db() {
             return Ok(Inbox::default());
         }
-        Ok(self.board().read(|c| {
+        let mut inbox = self.board().read(|c| {
             let owners = [USER_ID.to_string()];
             Ok(Inbox {
                 mail: crate::board::mailbox::inbox(c, &owners, false, INBOX_LIMIT)?,
                 unread: crate::board::mailbox::unread_count(c, USER_ID)?,
                 rooms: crate::board::mailbox::rooms(c)?,
             })
-        })?)
+        })?;
+        // The waiting calls' approval mails, newest first, ahead of the stored mail.
+        let mut approvals = self.approvals.clone();
+        approvals.reverse();
+        inbox.unread += approvals.len();
+        approvals.append(&mut inbox.mail);
+        inbox.mail = approvals;
+        Ok(inbox)
     }
 
     /// The thread of mail `id`, oldest first.
