@@ -20,6 +20,7 @@ pub fn kind_label(j: &JobSnapshot) -> &'static str {
         crate::engine::jobs::JobKind::Workflow => "workflow",
         crate::engine::jobs::JobKind::InvokeAgent => "agent",
         crate::engine::jobs::JobKind::Bash => "bash",
+        crate::engine::jobs::JobKind::Research => "research",
     }
 }
 
