@@ -270,7 +270,7 @@ impl TypedTool for ResearchRun {
             // No owner: the result is read with fn_research_get, not delivered as a message.
             owner_session_id: None,
             origin_tool_call_id: Some(ctx.call_id.clone()),
-            reference: json!({"researchRunId": run.id}),
+            reference: json!({"researchRunId": run.id, "requestedBy": ctx.session_id}),
             preview: Some(crate::board::snippet(&query, 120)),
         });
         let (job_id, token) = match started {
