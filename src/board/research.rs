@@ -97,7 +97,7 @@ pub struct Results {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct TokenUsage {
     pub input_tokens: u64,
     pub output_tokens: u64,

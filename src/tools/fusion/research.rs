@@ -21,6 +21,10 @@
 //! preview names the run; a run that ends between preview and approval makes it stale.
 //! `fn_research_retry` is not built.
 //!
+//! **Interrupted runs.** Jobs are not resumed across a restart (the job store marks them
+//! `interrupted`); a run whose job is gone is recorded `failed` ("interrupted: …") the next
+//! time fn_research_get, fn_research_list or fn_research_cancel reads it.
+//!
 //! **Errors** are error results with `details.code`: `RESEARCH_RUN_NOT_FOUND`,
 //! `RESEARCH_RUN_FINISHED` (cancelling a run that ended), `RESEARCH_UNAVAILABLE` (no agent host
 //! or job store: a bare `nbook call`), `RESEARCH_START_FAILED`. A run whose provider fails is
@@ -96,9 +100,45 @@ impl From<ResearchError> for ToolError {
 
 fn require(ctx: &ToolCtx, id: &str) -> Result<Run, ResearchError> {
     let id = id.trim();
-    board(ctx)
+    let r = board(ctx)
         .read(|c| rr::load(c, id))?
-        .ok_or_else(|| ResearchError::NotFound { id: id.to_string() })
+        .ok_or_else(|| ResearchError::NotFound { id: id.to_string() })?;
+    reconcile(ctx, r)
+}
+
+/// A run the row says is pending or running, whose job is not running in this process
+/// (the program stopped while it ran: the job store marked the job `interrupted` when it
+/// reopened), is recorded failed — never left "running" for ever, never resumed. A run
+/// with no job yet is only judged so once it is older than a run may last.
+fn reconcile(ctx: &ToolCtx, r: Run) -> Result<Run, ResearchError> {
+    let Some(services) = &ctx.services else {
+        return Ok(r);
+    };
+    if r.status.is_final() {
+        return Ok(r);
+    }
+    let live = match &r.job_id {
+        Some(j) => services
+            .jobs()
+            .get(j)
+            .is_some_and(|j| !j.snapshot.status.is_final()),
+        None => !older_than(&r.created_at, MAX_DURATION),
+    };
+    if live {
+        return Ok(r);
+    }
+    let why =
+        "interrupted: the program stopped while this run ran; start it again if it is still needed";
+    let b = board(ctx);
+    rr::finish(&b, &r.id, &End::Failed(why.into()), &r.token_usage)?;
+    Ok(b.read(|c| rr::load(c, &r.id))?.unwrap_or(r))
+}
+
+fn older_than(rfc3339: &str, age: Duration) -> bool {
+    let fmt = &time::format_description::well_known::Rfc3339;
+    time::OffsetDateTime::parse(rfc3339, fmt)
+        .map(|t| time::OffsetDateTime::now_utc() - t > age)
+        .unwrap_or(true)
 }
 
 /// A run as text for the model: status line, summary, findings with their sources.
@@ -362,7 +402,15 @@ impl TypedTool for ResearchList {
             .map_or(DEFAULT_LIST_LIMIT, |l| l.clamp(1, 100) as usize);
         let runs = board(ctx)
             .read(|c| rr::list(c, a.status, limit))
-            .map_err(ResearchError::from)?;
+            .map_err(ResearchError::from)?
+            .into_iter()
+            .map(|r| reconcile(ctx, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        // A run reconciled to `failed` no longer matches a pending/running filter.
+        let runs: Vec<Run> = runs
+            .into_iter()
+            .filter(|r| a.status.is_none_or(|s| r.status == s))
+            .collect();
         let rows: Vec<Value> = runs
             .iter()
             .map(|r| {
