@@ -281,6 +281,11 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_workflow_delete",
     "fn_workflow_settings",
     "fn_trait_list",
+    // Research runs (#17).
+    "fn_research_run",
+    "fn_research_list",
+    "fn_research_get",
+    "fn_research_cancel",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

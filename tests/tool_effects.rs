@@ -125,5 +125,8 @@ fn every_tool_declares_effects_the_engine_can_act_on() {
         .filter(|t| t.tool.effects().egress)
         .map(|t| t.tool.name())
         .collect();
-    assert_eq!(egress, vec!["fn_web_fetch", "web_fetch", "web_search"]);
+    assert_eq!(
+        egress,
+        vec!["fn_research_run", "fn_web_fetch", "web_fetch", "web_search"]
+    );
 }

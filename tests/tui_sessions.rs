@@ -627,6 +627,7 @@ fn job(id: &str, kind: JobKind, status: JobStatus, progress: Option<(u64, u64)>)
             JobKind::Workflow => "workflow chapter-pass".into(),
             JobKind::InvokeAgent => "writer #2".into(),
             JobKind::Bash => "wc -w manuscript".into(),
+            JobKind::Research => "research RR-001: salt tax in Lüneburg 1820".into(),
         },
         owner_session_id: Some("1".into()),
         origin_tool_call_id: None,
@@ -639,6 +640,7 @@ fn job(id: &str, kind: JobKind, status: JobStatus, progress: Option<(u64, u64)>)
             JobKind::InvokeAgent => json!({"sessionId": "2"}),
             JobKind::Workflow => json!({"workflowKey": "chapter-pass"}),
             JobKind::Bash => json!({"command": "wc -w manuscript/*/*/index.md"}),
+            JobKind::Research => json!({"researchRunId": "RR-001", "requestedBy": "1"}),
         },
         preview: Some("Check every chapter against its brief".into()),
         error: (status == JobStatus::Failed).then(|| "exit status 1".to_string()),
@@ -762,6 +764,23 @@ fn snapshot_transcript_with_an_expanded_tool_call() {
 #[test]
 fn snapshot_jobs_view_with_progress() {
     snap("sessions_jobs", jobs_app);
+}
+
+#[test]
+fn snapshot_jobs_view_with_a_research_run() {
+    snap("sessions_jobs_research", |w, h| {
+        let mut app = jobs_app(w, h);
+        let mut j = job("job-5", JobKind::Research, JobStatus::Running, Some((3, 7)));
+        if let Some(p) = j.progress.as_mut() {
+            p.phase = Some("fetch".into());
+        }
+        // A research run's job has no owner session: its result is read with fn_research_get.
+        j.owner_session_id = None;
+        j.preview = Some("salt tax in Lüneburg 1820".into());
+        app.update(Action::Job(j));
+        app.sessions.jobs.selected = 0;
+        app
+    });
 }
 
 #[test]

@@ -31,6 +31,7 @@ pub mod memory;
 pub mod merge;
 pub mod model;
 pub mod prompt;
+pub mod research;
 pub mod review;
 pub mod scope;
 pub mod steering;

@@ -1,4 +1,5 @@
-//! Background jobs (a workflow run, a background `invoke_agent`, a background `bash`): one
+//! Background jobs (a workflow run, a background `invoke_agent`, a background `bash`, a
+//! research run): one
 //! durable JSON file per job in `.nbook/agent/jobs/<id>.json`, rewritten atomically (fsynced),
 //! with the live cancellation token kept in memory. Start, status changes, the end and
 //! delivery are written at once; progress and detail reports are coalesced — written at most
@@ -28,6 +29,8 @@ pub enum JobKind {
     Workflow,
     InvokeAgent,
     Bash,
+    /// A research run (`fn_research_run`): search, fetch, synthesis.
+    Research,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -150,5 +150,9 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::workflows::WorkflowDelete))?;
     registry.register(Arc::new(fusion::workflows::WorkflowSettings))?;
     registry.register(Arc::new(fusion::workflows::TraitList))?;
+    registry.register(Arc::new(fusion::research::ResearchRun))?;
+    registry.register(Arc::new(fusion::research::ResearchList))?;
+    registry.register(Arc::new(fusion::research::ResearchGet))?;
+    registry.register(Arc::new(fusion::research::ResearchCancel))?;
     Ok(())
 }

@@ -22,6 +22,8 @@ pub mod goals;
 pub mod mailbox;
 pub mod memory;
 pub mod merge;
+pub mod research;
+pub mod research_job;
 pub mod review;
 pub mod tasks;
 pub mod web;

@@ -25,7 +25,7 @@ mod ssrf;
 pub use error::WebError;
 pub use fetch::{fetch_page, Limits, Page, PageError, WebFetch};
 pub use html::html_to_text;
-pub use search::{WebSearch, DEFAULT_SEARCH_ORDER};
+pub use search::{search_blocking, search_requests, WebSearch, DEFAULT_SEARCH_ORDER};
 pub use ssrf::precheck_url;
 pub use ssrf::{blocked_reason, embedded_ipv4};
 

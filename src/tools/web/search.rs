@@ -362,6 +362,61 @@ impl Provider {
     }
 }
 
+fn plain_args(query: &str, max_results: usize) -> SearchArgs {
+    SearchArgs {
+        query: query.to_string(),
+        allowed_domains: None,
+        blocked_domains: None,
+        recency_days: None,
+        max_results: Some(max_results as u64),
+    }
+}
+
+/// The requests a plain search for `query` sends, one per configured provider (what
+/// `web_search` names for its egress gate): for callers outside the tool, such as a research
+/// run.
+pub fn search_requests(
+    config: &Config,
+    query: &str,
+    max_results: usize,
+) -> Result<Vec<EgressRequest>, ToolError> {
+    let (providers, req) = prepare(config, &plain_args(query, max_results))?;
+    Ok(providers.iter().map(|p| p.request(&req)).collect())
+}
+
+/// A plain search with the configured providers, tried in order as `web_search` does:
+/// the provider that answered and its results (`{title, url, snippet, …}`). Blocks this
+/// thread (the request runs on the shared network runtime).
+pub fn search_blocking(
+    config: &Config,
+    query: &str,
+    max_results: usize,
+) -> Result<(String, Vec<Value>), ToolError> {
+    let (providers, req) = prepare(config, &plain_args(query, max_results))?;
+    run_async(async move { search_with(&providers, &req).await })
+}
+
+async fn search_with(
+    providers: &[Provider],
+    req: &SearchReq,
+) -> Result<(String, Vec<Value>), WebError> {
+    let mut errors = Vec::new();
+    for p in providers {
+        let r = match p.name.as_str() {
+            "tavily" => search_tavily(p, req).await,
+            _ => search_brave(p, req).await,
+        };
+        match r {
+            Ok(results) => {
+                let kept = filter_results(results, &req.allowed, &req.blocked, req.max_results);
+                return Ok((p.name.clone(), kept));
+            }
+            Err(e) => errors.push(e),
+        }
+    }
+    Err(WebError::AllFailed(errors))
+}
+
 #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
@@ -402,24 +457,7 @@ impl TypedTool for WebSearch {
     fn run(&self, ctx: &ToolCtx, args: &SearchArgs) -> Result<ToolOutput, ToolError> {
         let (providers, req) = prepare(&ctx.config, args)?;
         let query = req.query.clone();
-        let (provider, results) = run_async(async move {
-            let mut errors = Vec::new();
-            for p in &providers {
-                let r = match p.name.as_str() {
-                    "tavily" => search_tavily(p, &req).await,
-                    _ => search_brave(p, &req).await,
-                };
-                match r {
-                    Ok(results) => {
-                        let kept =
-                            filter_results(results, &req.allowed, &req.blocked, req.max_results);
-                        return Ok((p.name.clone(), kept));
-                    }
-                    Err(e) => errors.push(e),
-                }
-            }
-            Err(WebError::AllFailed(errors))
-        })?;
+        let (provider, results) = run_async(async move { search_with(&providers, &req).await })?;
         let out = json!({"query": query, "provider": provider, "results": results});
         Ok(ToolOutput {
             content: serde_json::to_string_pretty(&out).unwrap_or_default(),

@@ -20,6 +20,7 @@ pub fn kind_label(j: &JobSnapshot) -> &'static str {
         crate::engine::jobs::JobKind::Workflow => "workflow",
         crate::engine::jobs::JobKind::InvokeAgent => "agent",
         crate::engine::jobs::JobKind::Bash => "bash",
+        crate::engine::jobs::JobKind::Research => "research",
     }
 }
 
@@ -154,13 +155,22 @@ pub(super) fn job_detail(app: &AppState, area: Rect, buf: &mut Buffer) {
             Some(s) => format!("owner: session {o} ({})", s.profile),
             None => format!("owner: session {o}"),
         },
-        None => "owner: the author".to_string(),
+        // A research run's job has no owner (nothing is delivered): name who asked for it.
+        None => match j.reference.get("requestedBy").and_then(|v| v.as_str()) {
+            Some(o) => match app.sessions.get(o) {
+                Some(s) => format!("requested by: session {o} ({})", s.profile),
+                None => format!("requested by: session {o}"),
+            },
+            None => "owner: the author".to_string(),
+        },
     };
     top.push((Line::from(Span::styled(owner, t.text)), 2));
     let what = if let Some(sid) = j.reference.get("sessionId").and_then(|v| v.as_str()) {
         Some(format!("runs: session {sid}"))
     } else if let Some(w) = j.reference.get("workflowKey").and_then(|v| v.as_str()) {
         Some(format!("runs: workflow {w}"))
+    } else if let Some(r) = j.reference.get("researchRunId").and_then(|v| v.as_str()) {
+        Some(format!("runs: research run {r} (fn_research_get {r})"))
     } else {
         j.reference
             .get("command")
