@@ -150,5 +150,8 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::workflows::WorkflowDelete))?;
     registry.register(Arc::new(fusion::workflows::WorkflowSettings))?;
     registry.register(Arc::new(fusion::workflows::TraitList))?;
+    registry.register(Arc::new(fusion::evaluations::AgentRate))?;
+    registry.register(Arc::new(fusion::evaluations::ReadEvaluations))?;
+    registry.register(Arc::new(fusion::evaluations::ReflectOnPerformance))?;
     Ok(())
 }
