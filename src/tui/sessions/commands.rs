@@ -56,6 +56,6 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::CancelRun, "cancel run").available(busy).hint(),
         c(Command::CycleMode, "mode").available(selected).hint(),
         c(Command::Follow, "follow").available(selected),
-        c(Command::RateRun, "rate run").available(rateable).hint(),
+        c(Command::RateRun, "rate").available(rateable).hint(),
     ]
 }
