@@ -163,10 +163,26 @@ async fn bad_ratings_are_refused_and_persist_nothing() {
     let ex = f.session("executor", &[]);
     let long = "x".repeat(2001);
     let cases = [
-        (json!({"session_id": ex, "score": 0}), "RATING_INVALID", "outside 1–5"),
-        (json!({"session_id": ex, "score": 6}), "RATING_INVALID", "outside 1–5"),
-        (json!({"session_id": ex, "score": -3}), "RATING_INVALID", "outside 1–5"),
-        (json!({"session_id": ex, "score": 2.5}), "RATING_INVALID", "whole number"),
+        (
+            json!({"session_id": ex, "score": 0}),
+            "RATING_INVALID",
+            "outside 1–5",
+        ),
+        (
+            json!({"session_id": ex, "score": 6}),
+            "RATING_INVALID",
+            "outside 1–5",
+        ),
+        (
+            json!({"session_id": ex, "score": -3}),
+            "RATING_INVALID",
+            "outside 1–5",
+        ),
+        (
+            json!({"session_id": ex, "score": 2.5}),
+            "RATING_INVALID",
+            "whole number",
+        ),
         (
             json!({"session_id": ex, "score": 4, "comment": long}),
             "RATING_INVALID",
@@ -177,12 +193,36 @@ async fn bad_ratings_are_refused_and_persist_nothing() {
             "RATING_INVALID",
             "at most 64",
         ),
-        (json!({"score": 4}), "RATING_INVALID", "session_id, task_id or agent_id"),
-        (json!({"session_id": "nope", "score": 4}), "RUN_NOT_FOUND", "no session nope"),
-        (json!({"task_id": "NB-404", "score": 4}), "RUN_NOT_FOUND", "NB-404"),
-        (json!({"agent_id": "nobody", "score": 4}), "RUN_NOT_FOUND", "nobody"),
-        (json!({"agent_id": "author", "score": 4}), "RUN_NOT_FOUND", "author"),
-        (json!({"session_id": "author", "score": 4}), "RUN_NOT_FOUND", "your own edits"),
+        (
+            json!({"score": 4}),
+            "RATING_INVALID",
+            "session_id, task_id or agent_id",
+        ),
+        (
+            json!({"session_id": "nope", "score": 4}),
+            "RUN_NOT_FOUND",
+            "no session nope",
+        ),
+        (
+            json!({"task_id": "NB-404", "score": 4}),
+            "RUN_NOT_FOUND",
+            "NB-404",
+        ),
+        (
+            json!({"agent_id": "nobody", "score": 4}),
+            "RUN_NOT_FOUND",
+            "nobody",
+        ),
+        (
+            json!({"agent_id": "author", "score": 4}),
+            "RUN_NOT_FOUND",
+            "author",
+        ),
+        (
+            json!({"session_id": "author", "score": 4}),
+            "RUN_NOT_FOUND",
+            "your own edits",
+        ),
     ];
     for (args, code, says) in cases {
         let r = f.rate(args.clone()).await;
@@ -198,7 +238,9 @@ async fn bad_ratings_are_refused_and_persist_nothing() {
     assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
     assert!(r.content.contains("/score"), "{}", r.content);
     // An agent cannot rate, not even itself: the tool is the author's.
-    let r = f.run(&ex, "fn_agent_rate", json!({"session_id": ex, "score": 5})).await;
+    let r = f
+        .run(&ex, "fn_agent_rate", json!({"session_id": ex, "score": 5}))
+        .await;
     assert_ne!(r.status, CallStatus::Ok, "{}", r.content);
     assert_eq!(f.ratings(), 0);
 }
@@ -267,7 +309,11 @@ async fn a_rating_lands_on_the_sessions_agent_with_its_run_and_task() {
         .author_preview("fn_agent_rate", &json!({"session_id": first, "score": 1}))
         .await
         .unwrap();
-    assert!(p.summary.starts_with("fn_agent_rate: create AgentRating"), "{}", p.summary);
+    assert!(
+        p.summary.starts_with("fn_agent_rate: create AgentRating"),
+        "{}",
+        p.summary
+    );
     assert_eq!(f.ratings(), 4, "a preview stores nothing");
 }
 
@@ -304,11 +350,20 @@ async fn read_evaluations_gives_the_summary_the_last_ten_and_only_ones_own() {
     assert_eq!(ratings.len(), 10, "the last 10");
     assert_eq!(ratings[0]["comment"], "run 11", "newest first");
     assert_eq!(ratings[9]["comment"], "run 2");
-    for key in ["score", "raterType", "raterId", "runId", "createdAt", "category"] {
+    for key in [
+        "score",
+        "raterType",
+        "raterId",
+        "runId",
+        "createdAt",
+        "category",
+    ] {
         assert!(ratings[0].get(key).is_some(), "{key} in {}", ratings[0]);
     }
     assert_eq!(ratings[0]["runId"], json!(run));
-    assert!(r.content.contains("Evaluations of heartbeat: 12 ratings, average 2.75"));
+    assert!(r
+        .content
+        .contains("Evaluations of heartbeat: 12 ratings, average 2.75"));
     assert!(!r.content.contains("not yours"));
     // Another agent sees its own record only; the tool takes no agent id.
     let chat = f.session("chat", &[]);
@@ -316,7 +371,11 @@ async fn read_evaluations_gives_the_summary_the_last_ten_and_only_ones_own() {
     assert_eq!(d["summary"]["count"], 1);
     assert_eq!(d["ratings"][0]["comment"], "not yours");
     let r = f
-        .run(&chat, "fn_read_evaluations", json!({"agent_id": "heartbeat"}))
+        .run(
+            &chat,
+            "fn_read_evaluations",
+            json!({"agent_id": "heartbeat"}),
+        )
         .await;
     assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
 }
@@ -331,16 +390,33 @@ async fn a_reflection_is_derived_from_the_record_appended_and_read_back() {
         .run(&hb, "fn_task_log", json!({"message": "Drafted the storm"}))
         .await;
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
-    f.log(&task, "Review REVISE (reviewer session s-9): stiff dialogue", "revise", "runner");
-    f.log(&task, "Review APPROVE (reviewer session s-10)", "approve", "runner");
-    f.log(&task, "BLOCKED: needs the map", "blocked", &format!("heartbeat (session {hb})"));
+    f.log(
+        &task,
+        "Review REVISE (reviewer session s-9): stiff dialogue",
+        "revise",
+        "runner",
+    );
+    f.log(
+        &task,
+        "Review APPROVE (reviewer session s-10)",
+        "approve",
+        "runner",
+    );
+    f.log(
+        &task,
+        "BLOCKED: needs the map",
+        "blocked",
+        &format!("heartbeat (session {hb})"),
+    );
     // Another task nobody of this agent touched does not count.
     let other = f.task("Someone else's").await;
     f.log(&other, "Review RETHINK", "rethink", "runner");
     f.rate_ok(json!({"session_id": hb, "score": 2, "comment": "The dialogue is stiff", "category": "dialogue"}))
         .await;
-    f.rate_ok(json!({"session_id": hb, "score": 5, "comment": "Great pacing", "category": "pacing"}))
-        .await;
+    f.rate_ok(
+        json!({"session_id": hb, "score": 5, "comment": "Great pacing", "category": "pacing"}),
+    )
+    .await;
 
     // Under supervised it waits for approval with the file's diff; nothing is written before.
     let h = {
@@ -376,28 +452,48 @@ async fn a_reflection_is_derived_from_the_record_appended_and_read_back() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(f.reflections("heartbeat").is_none(), "nothing before approval");
+    assert!(
+        f.reflections("heartbeat").is_none(),
+        "nothing before approval"
+    );
     f.engine.decide(&p.approval_id, Decision::Approve).unwrap();
     let r = h.await.unwrap();
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
     let d = r.details.unwrap();
     assert_eq!(d["focusArea"], "dialogue");
-    assert!(d["summary"].as_str().unwrap().starts_with("Focus: dialogue. heartbeat: 2 ratings"));
+    assert!(d["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("Focus: dialogue. heartbeat: 2 ratings"));
     let insights: Vec<&str> = d["insights"]
         .as_array()
         .unwrap()
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert!(insights[0].starts_with("On dialogue: 1 rating mention"), "{insights:?}");
-    assert!(insights.iter().any(|i| i.contains("1 of 2 reviews sent your work back")), "{insights:?}");
-    assert!(insights.iter().any(|i| i.contains("1 run ended blocked")), "{insights:?}");
+    assert!(
+        insights[0].starts_with("On dialogue: 1 rating mention"),
+        "{insights:?}"
+    );
+    assert!(
+        insights
+            .iter()
+            .any(|i| i.contains("1 of 2 reviews sent your work back")),
+        "{insights:?}"
+    );
+    assert!(
+        insights.iter().any(|i| i.contains("1 run ended blocked")),
+        "{insights:?}"
+    );
     let m = &d["metrics"];
     assert_eq!(m["board"]["tasks"], 1);
     assert_eq!(m["board"]["revise"], 1);
     assert_eq!(m["board"]["approve"], 1);
     assert_eq!(m["board"]["blocked"], 1);
-    assert_eq!(m["board"]["rethink"], 0, "the other task is not this agent's");
+    assert_eq!(
+        m["board"]["rethink"], 0,
+        "the other task is not this agent's"
+    );
     assert_eq!(m["ratings"]["count"], 2);
     assert_eq!(m["last7Days"]["ratings"]["count"], 2);
     assert_eq!(m["focusArea"], "dialogue");
@@ -473,7 +569,11 @@ async fn a_rejected_or_bad_reflection_writes_nothing() {
     assert_eq!(r.status, CallStatus::Rejected, "{}", r.content);
     assert!(f.reflections("executor").is_none());
     let r = f
-        .run(&ex, "fn_reflect_on_performance", json!({"focus_area": "x".repeat(501)}))
+        .run(
+            &ex,
+            "fn_reflect_on_performance",
+            json!({"focus_area": "x".repeat(501)}),
+        )
         .await;
     assert_eq!(r.status, CallStatus::ToolError, "{}", r.content);
     assert!(r.content.contains("at most 500"), "{}", r.content);

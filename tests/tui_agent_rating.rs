@@ -81,7 +81,9 @@ fn app(b: &Book, w: u16, h: u16, pane: &str) -> AppState {
 fn ratings(b: &Book) -> Vec<(String, i64, Option<String>, Option<String>, Option<String>)> {
     let c = b.conn();
     let mut st = c
-        .prepare("SELECT agent_id, score, comment, run_id, task_id FROM nbook_agent_rating ORDER BY id")
+        .prepare(
+            "SELECT agent_id, score, comment, run_id, task_id FROM nbook_agent_rating ORDER BY id",
+        )
         .unwrap();
     st.query_map([], |r| {
         Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
@@ -132,7 +134,11 @@ fn a_score_outside_one_to_five_is_refused_in_the_form_and_nothing_is_saved() {
         assert!(ratings(&b).is_empty(), "nothing was saved");
         // Not a number, zero, a fraction, empty: each refused, even with Ctrl+S.
         for bad in ["four", "0", "2.5", ""] {
-            keys(&b, &mut a, "<Backspace> <Backspace> <Backspace> <Backspace>");
+            keys(
+                &b,
+                &mut a,
+                "<Backspace> <Backspace> <Backspace> <Backspace>",
+            );
             paste(&b, &mut a, bad);
             keys(&b, &mut a, "<C-s>");
             let s = screen(&mut a, w, h);

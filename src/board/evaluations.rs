@@ -760,8 +760,18 @@ mod tests {
     #[test]
     fn the_reflection_follows_the_record() {
         let ratings = vec![
-            rating(2, Some("The dialogue is stiff"), Some("dialogue"), "2026-01-02T00:00:00Z"),
-            rating(5, Some("Lovely pacing"), Some("pacing"), "2026-01-01T00:00:00Z"),
+            rating(
+                2,
+                Some("The dialogue is stiff"),
+                Some("dialogue"),
+                "2026-01-02T00:00:00Z",
+            ),
+            rating(
+                5,
+                Some("Lovely pacing"),
+                Some("pacing"),
+                "2026-01-01T00:00:00Z",
+            ),
         ];
         let runs = vec![RunOutcome {
             task_id: "NB-001".into(),
@@ -781,8 +791,13 @@ mod tests {
         assert_eq!(metrics["board"]["revise"], 1);
         assert_eq!(metrics["focusArea"], "dialogue");
         assert!(summary.starts_with("Focus: dialogue. writer: 2 ratings"));
-        assert!(insights[0].contains("The dialogue is stiff"), "{insights:?}");
-        assert!(insights.iter().any(|i| i.contains("Weakest category: dialogue")));
+        assert!(
+            insights[0].contains("The dialogue is stiff"),
+            "{insights:?}"
+        );
+        assert!(insights
+            .iter()
+            .any(|i| i.contains("Weakest category: dialogue")));
         assert!(improve.iter().any(|i| i.contains("acceptance criteria")));
     }
 }

@@ -239,12 +239,13 @@ impl TypedTool for ReadEvaluations {
     const PARALLEL_SAFE: bool = true;
     fn run(&self, ctx: &ToolCtx, _a: &ReadArgs) -> Result<ToolOutput, ToolError> {
         let agent = own_agent(ctx);
-        let all = board(ctx)
-            .read(|c| ev::ratings(c, &agent))
-            .map_err(err)?;
+        let all = board(ctx).read(|c| ev::ratings(c, &agent)).map_err(err)?;
         let since = ev::days_ago(ev::WINDOW_DAYS);
         let summary = ev::summarize(&all);
-        let week = ev::summarize(all.iter().filter(|r| r.created_at.as_str() >= since.as_str()));
+        let week = ev::summarize(
+            all.iter()
+                .filter(|r| r.created_at.as_str() >= since.as_str()),
+        );
         let recent: Vec<&ev::Rating> = all.iter().take(ev::RECENT_RATINGS).collect();
         let text = ev::reflections_text(&ctx.workspace, &agent).map_err(err)?;
         let reflections = ev::parse_reflections(&text);
@@ -263,7 +264,10 @@ impl TypedTool for ReadEvaluations {
             avg(week.average)
         );
         for (cat, s) in &summary.by_category {
-            out.push_str(&format!("\n  {cat}: {} · average {:.2}", s.count, s.average));
+            out.push_str(&format!(
+                "\n  {cat}: {} · average {:.2}",
+                s.count, s.average
+            ));
         }
         if recent.is_empty() {
             out.push_str("\nNo ratings yet.");
@@ -287,7 +291,10 @@ impl TypedTool for ReadEvaluations {
                     out.push_str(&format!("\n  improve: {i}"));
                 }
                 for p in &previous {
-                    out.push_str(&format!("\nEarlier {} ({}): {}", p.id, p.timestamp, p.summary));
+                    out.push_str(&format!(
+                        "\nEarlier {} ({}): {}",
+                        p.id, p.timestamp, p.summary
+                    ));
                 }
             }
             None => out.push_str("\nNo reflections yet (fn_reflect_on_performance writes one)."),

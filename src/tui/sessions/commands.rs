@@ -13,8 +13,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let session = s.selected();
     let selected = session.is_some();
     let busy = session.is_some_and(|i| is_busy(i.state));
-    let rateable =
-        session.is_some_and(|i| i.profile != crate::engine::author::AUTHOR_PROFILE);
+    let rateable = session.is_some_and(|i| i.profile != crate::engine::author::AUTHOR_PROFILE);
     if s.view == SessionsView::Jobs {
         let job = s.jobs.selected().is_some();
         let c = |cmd, label| PaneCommand::new(cmd, Context::Jobs, label);
