@@ -78,7 +78,10 @@ fn app(b: &Book, w: u16, h: u16, pane: &str) -> AppState {
     app
 }
 
-fn ratings(b: &Book) -> Vec<(String, i64, Option<String>, Option<String>, Option<String>)> {
+/// (agent, score, comment, run, task) of each stored rating, oldest first.
+type Row = (String, i64, Option<String>, Option<String>, Option<String>);
+
+fn ratings(b: &Book) -> Vec<Row> {
     let c = b.conn();
     let mut st = c
         .prepare(
