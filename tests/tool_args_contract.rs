@@ -220,6 +220,10 @@ fn every_schema_is_inline_and_an_object() {
 
 /// Tools that did not exist when the old schemas were captured (`tests/fixtures/old_schemas/`).
 const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
+    // Agent evaluations and reflections (#17, durable agents part 2).
+    "fn_agent_rate",
+    "fn_read_evaluations",
+    "fn_reflect_on_performance",
     "delete_story_node",
     // The author's undo from the History view (#14).
     "revert_change",

@@ -104,6 +104,13 @@ pub enum BoardError {
     RoomNotFound { id: String },
     #[error("{agent} is not a member of room {room}; only members post there (the author adds members from the Inbox)")]
     NotRoomMember { room: String, agent: String },
+    #[error("rating refused ({field}): {message}")]
+    RatingInvalid {
+        field: &'static str,
+        message: String,
+    },
+    #[error("no run to rate: {why}")]
+    RunNotFound { why: String },
     #[error("{field}: {message}")]
     Invalid {
         field: &'static str,
@@ -175,6 +182,8 @@ impl BoardError {
             RoomNotFound { .. } => "ROOM_NOT_FOUND",
             NotRoomMember { .. } => "NOT_ROOM_MEMBER",
             Invalid { .. } => "INVALID_ARGUMENT",
+            RatingInvalid { .. } => "RATING_INVALID",
+            RunNotFound { .. } => "RUN_NOT_FOUND",
             Db(_) | Store(_) | Io { .. } | Corrupt { .. } | Git { .. } => "BOARD_STORAGE",
         }
     }
@@ -237,7 +246,9 @@ impl BoardError {
                 "currentContentHash": p.current_content_hash,
             }),
             ActiveGoalLimit { active, limit } => json!({"activeCount": active, "hardLimit": limit}),
-            Invalid { field, message } => json!({"field": field, "message": message}),
+            Invalid { field, message } | RatingInvalid { field, message } => {
+                json!({"field": field, "message": message})
+            }
             MessageTooLong { length, limit } => json!({"length": length, "limit": limit}),
             MessageNotFound { id } => json!({"messageId": id}),
             RecipientNotFound { id, .. } => json!({"toId": id}),

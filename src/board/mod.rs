@@ -25,6 +25,7 @@ pub mod checks;
 pub mod docs;
 pub mod draft;
 pub mod error;
+pub mod evaluations;
 pub mod goals;
 pub mod mailbox;
 pub mod memory;
@@ -72,6 +73,8 @@ pub enum Touched {
     Room(String),
     /// A post in a room (`rmsg-…`).
     RoomPost(String),
+    /// An agent rating (`nbook_agent_rating.id`).
+    Rating(i64),
 }
 
 /// A file to write once the transaction committed.
@@ -313,6 +316,7 @@ fn target_key(t: &Touched) -> String {
         Touched::Message(id) => format!("board/message/{id}"),
         Touched::Room(id) => format!("board/room/{id}"),
         Touched::RoomPost(id) => format!("board/room-message/{id}"),
+        Touched::Rating(id) => format!("board/agent-rating/{id}"),
     }
 }
 
@@ -337,6 +341,7 @@ fn snapshot(c: &Connection, t: &Touched) -> BoardResult<Option<BTreeMap<String, 
         Touched::RoomPost(id) => {
             mailbox::room_post_load(c, id)?.map(|p| serde_json::to_value(p).ok())
         }
+        Touched::Rating(id) => evaluations::load(c, *id)?.map(|r| serde_json::to_value(r).ok()),
     };
     Ok(v.flatten().and_then(|v| match v {
         Value::Object(m) => Some(m.into_iter().collect()),
@@ -372,6 +377,7 @@ fn record_change(
         Touched::Message(id) => format!("Message {id}"),
         Touched::Room(id) => format!("Room {id}"),
         Touched::RoomPost(id) => format!("RoomMessage {id}"),
+        Touched::Rating(id) => format!("AgentRating {id}"),
     };
     let action = match (before, after) {
         (None, None) => return None,

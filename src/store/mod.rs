@@ -55,6 +55,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/005_mailbox.sql"),
     include_str!("migrations/006_workflows.sql"),
     include_str!("migrations/007_research.sql"),
+    include_str!("migrations/008_agent_ratings.sql"),
 ];
 
 /// The schema version this build migrates to.

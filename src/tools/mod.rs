@@ -154,5 +154,8 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::research::ResearchList))?;
     registry.register(Arc::new(fusion::research::ResearchGet))?;
     registry.register(Arc::new(fusion::research::ResearchCancel))?;
+    registry.register(Arc::new(fusion::evaluations::AgentRate))?;
+    registry.register(Arc::new(fusion::evaluations::ReadEvaluations))?;
+    registry.register(Arc::new(fusion::evaluations::ReflectOnPerformance))?;
     Ok(())
 }

@@ -114,6 +114,7 @@ commands! {
     BoardGoalNew = "board_goal_new": "Board: create a book goal (you type its title and description; fn_goal_create as you)",
     BoardGoals = "board_goals": "Board: list the goals to archive or unarchive one (fn_goal_archive as you)",
     BoardSteer = "board_steer": "Board: steer the selected task (a comment for its live session, or its next one)",
+    BoardRate = "board_rate": "Board: rate the selected task's last run (its last role session), 1–5 with a comment (fn_agent_rate as you)",
     BoardScheduler = "board_scheduler": "Board: stop the scheduler (no new role sessions; running ones finish) or start it again",
     BoardWorkflows = "board_workflows": "Board: the Workflows view — each workflow's columns, nodes and flow as a graph, and its settings (again: back to the board)",
     BoardWorkflowSet = "board_workflow_set": "Board: in the Workflows view, set a setting value of the selected workflow (id = value; empty clears)",
@@ -143,6 +144,7 @@ commands! {
     CancelRun = "cancel_run": "Sessions: stop the selected session's run, its queued follow-ups and the agents it waits on",
     ToggleJobs = "toggle_jobs": "Sessions: switch between the session list and the background jobs",
     OpenTranscript = "open_transcript": "Sessions: move into the transcript to select and expand tool calls",
+    RateRun = "rate_run": "Sessions: rate the selected session's run, 1–5 with a comment (fn_agent_rate as you)",
     CancelJob = "cancel_job": "Jobs: cancel the selected background job",
     JobSession = "job_session": "Jobs: go to the job's session (the agent it runs, else its owner)",
     ToggleEntry = "toggle_entry": "Transcript: expand / collapse the selected tool call (arguments and full result)",
@@ -206,6 +208,7 @@ impl Command {
                 | Command::OpenTranscript
                 | Command::CancelJob
                 | Command::JobSession
+                | Command::RateRun
         )
     }
 

@@ -31,6 +31,12 @@ pub enum BoardWrite {
     WorkflowSettings { workflow: String, values: Value },
     /// `r` in the Inbox: the author's reply to mail `mail`.
     Reply { mail: String, text: String },
+    /// `R` in the Sessions pane or the Board: a run's rating (an empty comment is none).
+    Rate {
+        target: super::rating::RateTarget,
+        score: i64,
+        comment: String,
+    },
 }
 
 impl BoardWrite {
@@ -65,6 +71,21 @@ impl BoardWrite {
                 "fn_send_message",
                 json!({"content": text, "reply_to_message_id": mail}),
             ),
+            BoardWrite::Rate {
+                target,
+                score,
+                comment,
+            } => {
+                let mut args = match target {
+                    super::rating::RateTarget::Session { id, .. } => json!({"session_id": id}),
+                    super::rating::RateTarget::Task { id, .. } => json!({"task_id": id}),
+                };
+                args["score"] = json!(score);
+                if !comment.is_empty() {
+                    args["comment"] = json!(comment);
+                }
+                ("fn_agent_rate", args)
+            }
         }
     }
 }

@@ -20,6 +20,7 @@ pub mod goals;
 pub mod inbox;
 pub mod jobs;
 pub mod overlay;
+pub mod rating;
 pub mod update;
 pub mod view;
 pub mod workflows;

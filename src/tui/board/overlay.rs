@@ -40,6 +40,8 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    /// `R` in the Sessions pane or the Board: the author's rating of a run.
+    Rate(Box<crate::tui::board::rating::RateForm>),
     /// `r` in the Inbox: the author's reply to `mail`, which goes to `to`.
     Reply {
         mail: String,
@@ -58,6 +60,7 @@ impl BoardOverlay {
             BoardOverlay::Steer { .. } => "board_steer",
             BoardOverlay::Setting { .. } => "board_workflow_setting",
             BoardOverlay::Reply { .. } => "inbox_reply",
+            BoardOverlay::Rate(_) => "rate_run",
         }
     }
 
@@ -68,6 +71,7 @@ impl BoardOverlay {
             | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field()),
+            BoardOverlay::Rate(f) => Some(f.field()),
             BoardOverlay::Goals { .. } => None,
         }
     }
@@ -79,6 +83,7 @@ impl BoardOverlay {
             | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
+            BoardOverlay::Rate(f) => Some(f.field_mut()),
             BoardOverlay::Goals { .. } => None,
         }
     }
@@ -176,6 +181,7 @@ impl AppState {
         let (input, error) = match o.as_mut() {
             BoardOverlay::New { input, error } => (input, error),
             BoardOverlay::Goal(_) => return self.goal_form_command(cmd),
+            BoardOverlay::Rate(_) => return self.rate_form_command(cmd),
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
             BoardOverlay::Steer { .. }
             | BoardOverlay::Setting { .. }
@@ -208,6 +214,7 @@ impl AppState {
             match o.as_mut() {
                 BoardOverlay::New { error, .. } => *error = None,
                 BoardOverlay::Goal(f) => f.error = None,
+                BoardOverlay::Rate(f) => f.error = None,
                 BoardOverlay::Goals { .. } => {}
                 BoardOverlay::Steer { error, .. }
                 | BoardOverlay::Setting { error, .. }

@@ -91,6 +91,10 @@ impl AppState {
                 self.board_open_steer();
                 return Vec::new();
             }
+            Command::BoardRate => {
+                self.rate_open_task();
+                return Vec::new();
+            }
             Command::BoardScheduler => return self.board_toggle_scheduler(),
             Command::BoardArtifacts => return self.artifacts_toggle(),
             Command::BoardWorkflows => return self.workflows_toggle(),
@@ -267,7 +271,7 @@ impl AppState {
                 }
                 self.board.writing = None;
                 let landed = r.as_ref().map(|_| ()).map_err(Clone::clone);
-                if self.goal_write_landed(&w, &landed) {
+                if self.goal_write_landed(&w, &landed) || self.rate_write_landed(&w, &landed) {
                     return Vec::new();
                 }
                 match r {

@@ -13,6 +13,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let session = s.selected();
     let selected = session.is_some();
     let busy = session.is_some_and(|i| is_busy(i.state));
+    let rateable = session.is_some_and(|i| i.profile != crate::engine::author::AUTHOR_PROFILE);
     if s.view == SessionsView::Jobs {
         let job = s.jobs.selected().is_some();
         let c = |cmd, label| PaneCommand::new(cmd, Context::Jobs, label);
@@ -54,5 +55,6 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::CancelRun, "cancel run").available(busy).hint(),
         c(Command::CycleMode, "mode").available(selected).hint(),
         c(Command::Follow, "follow").available(selected),
+        c(Command::RateRun, "rate").available(rateable).hint(),
     ]
 }

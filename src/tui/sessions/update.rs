@@ -131,6 +131,10 @@ impl AppState {
                 return Vec::new();
             }
             Command::ToggleEntry => return self.toggle_entry(),
+            Command::RateRun => {
+                self.rate_open_session();
+                return Vec::new();
+            }
             _ => {}
         }
         if self.sessions.view == SessionsView::Jobs {
