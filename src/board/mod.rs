@@ -19,6 +19,7 @@
 //! This module imports nothing from the engine; the tools in `src/tools/fusion/` put it
 //! behind the engine contract.
 
+pub mod agents;
 pub mod artifacts;
 pub mod assign;
 pub mod checks;
@@ -71,6 +72,8 @@ pub enum Touched {
     Room(String),
     /// A post in a room (`rmsg-…`).
     RoomPost(String),
+    /// A durable agent (`agent-…`).
+    Agent(String),
 }
 
 /// A file to write once the transaction committed.
@@ -312,6 +315,7 @@ fn target_key(t: &Touched) -> String {
         Touched::Message(id) => format!("board/message/{id}"),
         Touched::Room(id) => format!("board/room/{id}"),
         Touched::RoomPost(id) => format!("board/room-message/{id}"),
+        Touched::Agent(id) => format!("board/agent/{id}"),
     }
 }
 
@@ -336,6 +340,7 @@ fn snapshot(c: &Connection, t: &Touched) -> BoardResult<Option<BTreeMap<String, 
         Touched::RoomPost(id) => {
             mailbox::room_post_load(c, id)?.map(|p| serde_json::to_value(p).ok())
         }
+        Touched::Agent(id) => agents::snapshot(c, id)?.map(Some),
     };
     Ok(v.flatten().and_then(|v| match v {
         Value::Object(m) => Some(m.into_iter().collect()),
@@ -371,6 +376,14 @@ fn record_change(
         Touched::Message(id) => format!("Message {id}"),
         Touched::Room(id) => format!("Room {id}"),
         Touched::RoomPost(id) => format!("RoomMessage {id}"),
+        Touched::Agent(id) => {
+            let name = after
+                .or(before)
+                .and_then(|m| m.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            format!("Agent {id} ({name})")
+        }
     };
     let action = match (before, after) {
         (None, None) => return None,

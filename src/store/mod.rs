@@ -54,6 +54,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_board_steering.sql"),
     include_str!("migrations/005_mailbox.sql"),
     include_str!("migrations/006_workflows.sql"),
+    include_str!("migrations/007_agents.sql"),
 ];
 
 /// The schema version this build migrates to.

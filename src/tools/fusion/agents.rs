@@ -52,6 +52,8 @@ pub const SESSION_PARENT: &str = "board.parent_session";
 pub const CHILD_PREFIX: &str = "board.child.";
 /// The prefix of an ephemeral agent's id.
 const SESSION_AGENT: &str = "session:";
+/// Session-state key naming the durable agent a session runs as.
+use super::memory::SESSION_AGENT as SESSION_DURABLE;
 
 /// The board roles nbook's profiles play (Fusion's AgentRole plus nbook's role sessions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -62,6 +64,7 @@ pub enum Role {
     StepSession,
     Reviewer,
     Merger,
+    Engineer,
     Heartbeat,
     Chat,
     Planning,
@@ -76,6 +79,7 @@ impl Role {
             Role::StepSession => "step-session",
             Role::Reviewer => "reviewer",
             Role::Merger => "merger",
+            Role::Engineer => "engineer",
             Role::Heartbeat => "heartbeat",
             Role::Chat => "chat",
             Role::Planning => "planning",
@@ -225,8 +229,25 @@ pub struct ListArgs {
     pub include_ephemeral: Option<bool>,
 }
 
-/// The agents of this project as `fn_list_agents` gives them.
-pub fn agents(e: &dyn ToolServices, include_ephemeral: bool) -> Vec<Value> {
+/// A permanent agent's state from its sessions': running if one runs, else paused if one
+/// waits, else idle.
+fn fold_state(acc: AgentState, s: AgentState) -> AgentState {
+    match (acc, s) {
+        (AgentState::Running, _) | (_, AgentState::Running) => AgentState::Running,
+        (AgentState::Paused, _) | (_, AgentState::Paused) => AgentState::Paused,
+        _ => AgentState::Idle,
+    }
+}
+
+/// The agents of this project as `fn_list_agents` gives them: the profile agents, the durable
+/// agents of `board` (`agent-<n>`, `durable: true`, with `reportsTo` and the profile their
+/// sessions run with; a durable agent is running or paused when a session running as it is),
+/// then, if asked, the live sessions.
+pub fn agents(
+    e: &dyn ToolServices,
+    board: &crate::board::Board,
+    include_ephemeral: bool,
+) -> Vec<Value> {
     let sessions: Vec<SessionInfo> = e
         .sessions()
         .into_iter()
@@ -238,13 +259,9 @@ pub fn agents(e: &dyn ToolServices, include_ephemeral: bool) -> Vec<Value> {
             continue;
         }
         let mine = sessions.iter().filter(|s| s.profile == p.key);
-        let state =
-            mine.map(|s| AgentState::of_session(s.state))
-                .fold(AgentState::Idle, |acc, s| match (acc, s) {
-                    (AgentState::Running, _) | (_, AgentState::Running) => AgentState::Running,
-                    (AgentState::Paused, _) | (_, AgentState::Paused) => AgentState::Paused,
-                    _ => AgentState::Idle,
-                });
+        let state = mine
+            .map(|s| AgentState::of_session(s.state))
+            .fold(AgentState::Idle, fold_state);
         out.push(json!({
             "id": p.key,
             "name": p.name,
@@ -253,6 +270,30 @@ pub fn agents(e: &dyn ToolServices, include_ephemeral: bool) -> Vec<Value> {
             "ephemeral": false,
             "description": p.description,
         }));
+    }
+    if let Ok(durable) = board.read(crate::board::agents::all) {
+        for d in durable {
+            let state = sessions
+                .iter()
+                .filter(|s| {
+                    e.session_state(&s.id)
+                        .get(SESSION_DURABLE)
+                        .and_then(Value::as_str)
+                        == Some(d.id.as_str())
+                })
+                .map(|s| AgentState::of_session(s.state))
+                .fold(AgentState::Idle, fold_state);
+            out.push(json!({
+                "id": d.id,
+                "name": d.name,
+                "role": d.role.as_str(),
+                "state": state.as_str(),
+                "ephemeral": false,
+                "durable": true,
+                "reportsTo": d.reports_to,
+                "profile": d.role.profile(),
+            }));
+        }
     }
     if include_ephemeral {
         for s in &sessions {
@@ -292,11 +333,15 @@ impl TypedTool for ListAgents {
     const PARALLEL_SAFE: bool = true;
     fn run(&self, ctx: &ToolCtx, a: &ListArgs) -> Result<ToolOutput, ToolError> {
         let e = services(ctx)?;
-        let list: Vec<Value> = agents(e.as_ref(), a.include_ephemeral.unwrap_or(false))
-            .into_iter()
-            .filter(|x| a.role.is_none_or(|r| x["role"] == r.as_str()))
-            .filter(|x| a.state.is_none_or(|s| x["state"] == s.as_str()))
-            .collect();
+        let list: Vec<Value> = agents(
+            e.as_ref(),
+            &board(ctx),
+            a.include_ephemeral.unwrap_or(false),
+        )
+        .into_iter()
+        .filter(|x| a.role.is_none_or(|r| x["role"] == r.as_str()))
+        .filter(|x| a.state.is_none_or(|s| x["state"] == s.as_str()))
+        .collect();
         let text = if list.is_empty() {
             "No agent matches.".to_string()
         } else {
@@ -348,7 +393,12 @@ impl DelegateTask {
         if id.starts_with(SESSION_AGENT) {
             return Err(AgentToolError::NotDelegable { id: id.into() }.into());
         }
-        let known = services(ctx)?.profiles().get(id).is_some() && id != AUTHOR_PROFILE;
+        let known = (services(ctx)?.profiles().get(id).is_some() && id != AUTHOR_PROFILE)
+            || (crate::board::agents::is_durable_id(id)
+                && board(ctx)
+                    .read(|c| crate::board::agents::load(c, id))
+                    .map_err(err)?
+                    .is_some());
         if !known {
             return Err(AgentToolError::AgentNotFound { id: id.into() }.into());
         }
