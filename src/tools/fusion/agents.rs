@@ -9,7 +9,12 @@
 //! sessions, listed as `session:<id>` with their profile's role, their state and the task
 //! they work on (`board.task`). An agent's state: a session is `running`, `paused` (waiting
 //! for an approval or an answer), `error` (its last run failed) or `idle`; a profile is
-//! `running` or `paused` when one of its sessions is, else `idle`.
+//! `running` or `paused` when one of its sessions is, else `idle`. **Durable agents**
+//! (`agent-001`, …; `super::durable_agents`, `crate::board::agents`) are permanent agents with
+//! their own identity, created with the author's approval: listed after the profiles with
+//! `durable: true`, their role (triage | executor | reviewer | merger | engineer | custom), their
+//! manager (`reportsTo`) and the profile their sessions run with; `running` or `paused` when a
+//! session running as them (session state `board.agent`) is. Tasks can be delegated to them.
 //!
 //! **Delegation** assigns a task to a permanent agent (the custom field `assignee`, shown on
 //! the Board); Fusion withholds `fn_delegate_task` from ephemeral callers unless a policy says
@@ -324,7 +329,7 @@ impl TypedTool for ListAgents {
     type Args = ListArgs;
     const NAME: &'static str = "fn_list_agents";
     const GROUP: &'static str = "board";
-    const DESCRIPTION: &'static str = "List the project's agents (optionally filtered). Permanent agents are nbook's profiles: id = the profile key (writer, triage, executor, …), role = the board role of the key (triage | executor | step-session | reviewer | merger | heartbeat | chat | planning; other profiles custom), state running | paused (waiting for an approval or an answer) | idle. includeEphemeral: true adds the live sessions as id session:<n> with their role, state (also error), taskId and parentId (a spawned child's parent). details {agents: [{id, name, role, state, ephemeral, …}]}. A role or state outside those lists is refused.";
+    const DESCRIPTION: &'static str = "List the project's agents (optionally filtered). Permanent agents are nbook's profiles: id = the profile key (writer, triage, executor, …), role = the board role of the key (triage | executor | step-session | reviewer | merger | heartbeat | chat | planning; other profiles custom), state running | paused (waiting for an approval or an answer) | idle; then the durable agents (id agent-<n>, durable: true, role triage | executor | reviewer | merger | engineer | custom, reportsTo, profile = the profile their sessions run with). includeEphemeral: true adds the live sessions as id session:<n> with their role, state (also error), taskId and parentId (a spawned child's parent). details {agents: [{id, name, role, state, ephemeral, …}]}. A role or state outside those lists is refused.";
     const MUTATES: Mutates = Mutates::No;
     const EFFECTS: Effects = {
         use crate::engine::tool::Domain::*;
@@ -372,7 +377,7 @@ impl TypedTool for ListAgents {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DelegateArgs {
-    /// A permanent agent's id (a profile key from fn_list_agents).
+    /// A permanent agent's id (a profile key or a durable agent-<n> from fn_list_agents).
     #[schemars(length(min = 1, max = 64))]
     pub agent_id: String,
     /// What the task is for; its first line becomes the title.
@@ -387,7 +392,7 @@ pub struct DelegateArgs {
 pub struct DelegateTask;
 
 impl DelegateTask {
-    /// The agent id, checked: a profile other than the author's.
+    /// The agent id, checked: a profile other than the author's, or a durable agent.
     fn agent(ctx: &ToolCtx, a: &DelegateArgs) -> Result<String, ToolError> {
         let id = a.agent_id.trim();
         if id.starts_with(SESSION_AGENT) {
