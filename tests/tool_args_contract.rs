@@ -290,6 +290,12 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_research_list",
     "fn_research_get",
     "fn_research_cancel",
+    // Durable agents (#17).
+    "fn_agent_create",
+    "fn_agent_delete",
+    "fn_get_agent_config",
+    "fn_update_agent_config",
+    "fn_update_identity",
 ];
 
 /// Every tool keeps its name and argument names: the generated schema has the same property

@@ -109,9 +109,39 @@ pub struct RunOutcome {
     pub cost: f64,
 }
 
-/// System prompt: the profile's prompt, the project's `AGENTS.md`, the session's initial
-/// brief, then reminders (mode, task list).
-fn system_prompt(engine: &Engine, session_id: &str) -> String {
+/// The identity of the durable agent a session runs as (session-state `board.agent`): its
+/// soul, instructions (text, then the `instructionsPath` file, read through the file tools'
+/// path authorization) and memory. None for any other session, or when the agent is gone.
+fn durable_identity(
+    engine: &Engine,
+    state: &std::collections::BTreeMap<String, Value>,
+) -> Option<String> {
+    let id = state
+        .get(crate::tools::fusion::memory::SESSION_AGENT)
+        .and_then(Value::as_str)
+        .filter(|id| crate::board::agents::is_durable_id(id))?;
+    let ws = engine.workspace();
+    let board = crate::board::Board::new(ws.root(), ws.name());
+    let agent = match board.read(|c| crate::board::agents::load(c, id)) {
+        Ok(a) => a?,
+        Err(e) => {
+            tracing::warn!("durable agent {id}: its identity could not be read: {e}");
+            return None;
+        }
+    };
+    let file = agent.instructions_path.as_deref().and_then(|p| {
+        let r = ws.resolve(p, crate::workspace::Access::Read).ok()?;
+        std::fs::read_to_string(r.abs).ok()
+    });
+    Some(crate::board::agents::prompt_section(
+        &agent,
+        file.as_deref(),
+    ))
+}
+
+/// System prompt: the profile's prompt (with a durable agent's identity), the project's
+/// `AGENTS.md`, the session's initial brief, then reminders (mode, task list).
+pub fn system_prompt(engine: &Engine, session_id: &str) -> String {
     let state = engine.session_state(session_id);
     // A session created with its own prompt (fn_spawn_agent's systemPromptOverride) uses it
     // in place of its profile's; the profile still decides its tools.
@@ -126,6 +156,9 @@ fn system_prompt(engine: &Engine, session_id: &str) -> String {
             .map(|p| p.prompt.clone())
             .unwrap_or_default(),
     };
+    if let Some(identity) = durable_identity(engine, &state) {
+        s.push_str(&identity);
+    }
     if let Ok(agents) = std::fs::read_to_string(engine.workspace().root().join("AGENTS.md")) {
         s.push_str("\n\n# Project instructions (AGENTS.md)\n\n");
         s.push_str(&agents);

@@ -61,3 +61,40 @@ pub fn set_assignee(
     )?;
     Ok(out)
 }
+
+/// Take task `id` off its assignee (its agent was deleted with `force`). A Done or Archived
+/// task keeps the name of whoever did it.
+pub fn clear_assignee(c: &Connection, id: &str, actor: Option<&str>) -> BoardResult<Outcome> {
+    let t = require(c, id)?;
+    let mut fields = t.custom_fields.clone();
+    let Some(was) = fields.remove(ASSIGNEE_FIELD) else {
+        return Ok(Outcome::default());
+    };
+    if t.column == DONE || t.column == ARCHIVED {
+        return Ok(Outcome::default());
+    }
+    c.execute(
+        "UPDATE nbook_board_task SET custom_fields = ?2, revision = revision + 1, updated_at = ?3 WHERE id = ?1",
+        params![
+            id,
+            serde_json::to_string(&fields).unwrap_or_else(|_| "{}".into()),
+            now()
+        ],
+    )?;
+    let was = was.as_str().unwrap_or("").to_string();
+    let mut out = Outcome {
+        text: format!("{id} is no longer assigned to {was}."),
+        value: json!({"taskId": id, "assignee": Value::Null}),
+        touched: vec![Touched::Task(id.to_string())],
+        ..Outcome::default()
+    };
+    log(
+        c,
+        &mut out,
+        id,
+        &format!("Unassigned from {was} (the agent was deleted)"),
+        None,
+        actor,
+    )?;
+    Ok(out)
+}

@@ -111,6 +111,23 @@ pub enum BoardError {
     },
     #[error("no run to rate: {why}")]
     RunNotFound { why: String },
+    #[error("no durable agent {id}; fn_list_agents lists the agents (durable ones are agent-<n>)")]
+    AgentNotFound { id: String },
+    #[error(
+        "{id} reports to {reports_to}, not to {caller}: an agent manages only its direct reports"
+    )]
+    NotDirectReport {
+        id: String,
+        caller: String,
+        reports_to: String,
+    },
+    #[error("{id} has open tasks assigned to it ({}); pass reassign_to (another agent takes them) or force: true (they are unassigned)", tasks.join(", "))]
+    AgentHasTasks { id: String, tasks: Vec<String> },
+    #[error("agent config rejected: {}", violations.iter().map(|v| format!("{} ({}): {}", v.field, v.code, v.message)).collect::<Vec<_>>().join("; "))]
+    AgentRejected {
+        agent_id: Option<String>,
+        violations: Vec<super::agents::Violation>,
+    },
     #[error("{field}: {message}")]
     Invalid {
         field: &'static str,
@@ -181,6 +198,10 @@ impl BoardError {
             MessageTypeMismatch { .. } => "MESSAGE_TYPE_MISMATCH",
             RoomNotFound { .. } => "ROOM_NOT_FOUND",
             NotRoomMember { .. } => "NOT_ROOM_MEMBER",
+            AgentNotFound { .. } => "AGENT_NOT_FOUND",
+            NotDirectReport { .. } => "AGENT_NOT_DIRECT_REPORT",
+            AgentHasTasks { .. } => "AGENT_HAS_ASSIGNED_TASKS",
+            AgentRejected { .. } => "AGENT_CONFIG_INVALID",
             Invalid { .. } => "INVALID_ARGUMENT",
             RatingInvalid { .. } => "RATING_INVALID",
             RunNotFound { .. } => "RUN_NOT_FOUND",
@@ -249,6 +270,17 @@ impl BoardError {
             Invalid { field, message } | RatingInvalid { field, message } => {
                 json!({"field": field, "message": message})
             }
+            AgentNotFound { id } => json!({"agentId": id}),
+            NotDirectReport {
+                id,
+                caller,
+                reports_to,
+            } => json!({"agentId": id, "callerId": caller, "reportsTo": reports_to}),
+            AgentHasTasks { id, tasks } => json!({"agentId": id, "assignedTasks": tasks}),
+            AgentRejected {
+                agent_id,
+                violations,
+            } => json!({"agentId": agent_id, "violations": violations}),
             MessageTooLong { length, limit } => json!({"length": length, "limit": limit}),
             MessageNotFound { id } => json!({"messageId": id}),
             RecipientNotFound { id, .. } => json!({"toId": id}),

@@ -10,12 +10,13 @@
 //!
 //! **Response mode.** Fusion's `messageResponseMode` says how mail reaches an agent:
 //! `immediate` (it is woken) or `on-heartbeat` (it stays unread until the agent reads its
-//! inbox at its next run). nbook's agents have no configured mode yet, so every agent is
-//! `immediate`; [`response_mode`] is the single place a future agent config supplies
-//! `on-heartbeat`.
+//! inbox at its next run). A durable agent (`agent-<n>`, `crate::board::agents`) has it in its
+//! runtime config; profiles and sessions have no config and are `immediate`. [`response_mode`]
+//! is the single place it is decided.
 //!
 //! This module imports nothing from the engine: checking that a recipient exists is the
-//! caller's (the tool knows the profiles and sessions), passed in as a predicate.
+//! caller's (the tool knows the profiles and sessions), passed in as a predicate; durable
+//! agents are checked here, in the database.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use schemars::JsonSchema;
@@ -39,7 +40,7 @@ pub const DEFAULT_READ_LIMIT: usize = 20;
 pub const MAX_READ_LIMIT: usize = 200;
 
 /// How mail reaches an agent (Fusion's `messageResponseMode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ResponseMode {
     /// The recipient is woken: an idle session gets the mail as its next message at once, a
@@ -59,13 +60,17 @@ impl ResponseMode {
     }
 }
 
-/// The response mode of agent `agent_id`. The single place it is decided: nbook's agents
-/// have no configured `messageResponseMode` yet (durable agents with a config are a later part
-/// of #17), so every agent answers `immediate`, Fusion's default. A future agent config
-/// returns its own mode here.
-pub fn response_mode(agent_id: &str) -> ResponseMode {
-    let _ = agent_id;
-    ResponseMode::Immediate
+/// The response mode of agent `agent_id`, the single place it is decided: a durable agent's
+/// `runtimeConfig.messageResponseMode`; `immediate` (Fusion's default) for profiles and
+/// sessions, which have no config.
+pub fn response_mode(c: &Connection, agent_id: &str) -> BoardResult<ResponseMode> {
+    super::agents::response_mode(c, agent_id)
+}
+
+/// Whether `id` is a durable agent that exists (profiles and sessions are the caller's to
+/// check).
+fn durable_exists(c: &Connection, id: &str) -> BoardResult<bool> {
+    Ok(super::agents::is_durable_id(id) && super::agents::load(c, id)?.is_some())
 }
 
 /// The session id inside an agent id `session:<id>`.
@@ -387,7 +392,7 @@ pub fn send(
             why: "the author cannot mail themselves".into(),
         });
     }
-    if !to_user && !known_agent(&to) {
+    if !to_user && !known_agent(&to) && !durable_exists(c, &to)? {
         return Err(BoardError::RecipientNotFound {
             id: to,
             why: "fn_list_agents lists the agents (includeEphemeral: true adds sessions); the author is dashboard".into(),
@@ -407,12 +412,13 @@ pub fn send(
             });
         }
     }
-    let wake = (!to_user && response_mode(&to) == ResponseMode::Immediate)
+    let mode = (!to_user).then(|| response_mode(c, &to)).transpose()?;
+    let wake = (mode == Some(ResponseMode::Immediate))
         .then(|| session_of(&to).map(str::to_string))
         .flatten();
     let mut meta = json!({
         "mailKind": mail_kind.as_str(),
-        "wakeRecipient": !to_user && response_mode(&to) == ResponseMode::Immediate,
+        "wakeRecipient": mode == Some(ResponseMode::Immediate),
     });
     if let Some(p) = &parent {
         meta["replyTo"] = json!(p.id);
@@ -450,7 +456,7 @@ pub fn send(
         "type": derived,
         "mailKind": mail_kind.as_str(),
         "wakeRecipient": wake.is_some(),
-        "responseMode": (!to_user).then(|| response_mode(&to).as_str()),
+        "responseMode": mode.map(ResponseMode::as_str),
     });
     Ok(Outcome {
         text,
@@ -649,12 +655,13 @@ pub fn rooms(c: &Connection) -> BoardResult<Vec<Room>> {
 
 /// Members checked by `known_agent`; blank ids dropped, duplicates once.
 fn checked_members(
+    c: &Connection,
     members: &[String],
     known_agent: &dyn Fn(&str) -> bool,
 ) -> BoardResult<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for m in members.iter().map(|m| m.trim()).filter(|m| !m.is_empty()) {
-        if !known_agent(m) {
+        if !known_agent(m) && !durable_exists(c, m)? {
             return Err(BoardError::RecipientNotFound {
                 id: m.to_string(),
                 why: "a room member is an agent id from fn_list_agents".into(),
@@ -696,7 +703,7 @@ pub fn room_create(
             format!("room {id} is called that already"),
         ));
     }
-    let members = checked_members(members, known_agent)?;
+    let members = checked_members(c, members, known_agent)?;
     let seq: i64 = c.query_row(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM nbook_board_room",
         [],
@@ -738,7 +745,7 @@ pub fn room_add_members(
     let room = room_load(c, room_id)?.ok_or_else(|| BoardError::RoomNotFound {
         id: room_id.to_string(),
     })?;
-    let add = checked_members(add, known_agent)?;
+    let add = checked_members(c, add, known_agent)?;
     if add.is_empty() {
         return Err(BoardError::invalid("members", "name at least one agent id"));
     }
@@ -889,6 +896,5 @@ mod tests {
         assert_eq!(recipient_from_args(None, None), None);
         assert_eq!(session_of("session:s-1"), Some("s-1"));
         assert_eq!(session_of("writer"), None);
-        assert_eq!(response_mode("writer"), ResponseMode::Immediate);
     }
 }

@@ -19,6 +19,7 @@
 //! This module imports nothing from the engine; the tools in `src/tools/fusion/` put it
 //! behind the engine contract.
 
+pub mod agents;
 pub mod artifacts;
 pub mod assign;
 pub mod checks;
@@ -75,6 +76,8 @@ pub enum Touched {
     RoomPost(String),
     /// An agent rating (`nbook_agent_rating.id`).
     Rating(i64),
+    /// A durable agent (`agent-…`).
+    Agent(String),
 }
 
 /// A file to write once the transaction committed.
@@ -317,6 +320,7 @@ fn target_key(t: &Touched) -> String {
         Touched::Room(id) => format!("board/room/{id}"),
         Touched::RoomPost(id) => format!("board/room-message/{id}"),
         Touched::Rating(id) => format!("board/agent-rating/{id}"),
+        Touched::Agent(id) => format!("board/agent/{id}"),
     }
 }
 
@@ -342,6 +346,7 @@ fn snapshot(c: &Connection, t: &Touched) -> BoardResult<Option<BTreeMap<String, 
             mailbox::room_post_load(c, id)?.map(|p| serde_json::to_value(p).ok())
         }
         Touched::Rating(id) => evaluations::load(c, *id)?.map(|r| serde_json::to_value(r).ok()),
+        Touched::Agent(id) => agents::snapshot(c, id)?.map(Some),
     };
     Ok(v.flatten().and_then(|v| match v {
         Value::Object(m) => Some(m.into_iter().collect()),
@@ -378,6 +383,14 @@ fn record_change(
         Touched::Room(id) => format!("Room {id}"),
         Touched::RoomPost(id) => format!("RoomMessage {id}"),
         Touched::Rating(id) => format!("AgentRating {id}"),
+        Touched::Agent(id) => {
+            let name = after
+                .or(before)
+                .and_then(|m| m.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            format!("Agent {id} ({name})")
+        }
     };
     let action = match (before, after) {
         (None, None) => return None,

@@ -67,6 +67,19 @@ pub struct Inbox {
     pub mail: Vec<Message>,
     pub unread: usize,
     pub rooms: Vec<Room>,
+    /// The response mode of each agent the mail names that has one configured (durable
+    /// agents); any other agent is `immediate`. Read with [`Inbox::response_mode`].
+    pub response_modes: std::collections::BTreeMap<String, ResponseMode>,
+}
+
+impl Inbox {
+    /// How a reply reaches agent `id` (see `crate::board::mailbox::response_mode`).
+    pub fn response_mode(&self, id: &str) -> ResponseMode {
+        self.response_modes
+            .get(id)
+            .copied()
+            .unwrap_or(ResponseMode::Immediate)
+    }
 }
 
 /// Most mails the Inbox view lists.
@@ -231,10 +244,18 @@ impl ReadModel {
         }
         let mut inbox = self.board().read(|c| {
             let owners = [USER_ID.to_string()];
+            let mail = crate::board::mailbox::inbox(c, &owners, false, INBOX_LIMIT)?;
+            let mut response_modes = std::collections::BTreeMap::new();
+            for id in mail.iter().flat_map(|m| [&m.from_id, &m.to_id]) {
+                if crate::board::agents::is_durable_id(id) && !response_modes.contains_key(id) {
+                    response_modes.insert(id.clone(), response_mode(c, id)?);
+                }
+            }
             Ok(Inbox {
-                mail: crate::board::mailbox::inbox(c, &owners, false, INBOX_LIMIT)?,
+                mail,
                 unread: crate::board::mailbox::unread_count(c, USER_ID)?,
                 rooms: crate::board::mailbox::rooms(c)?,
+                response_modes,
             })
         })?;
         // The waiting calls' approval mails, newest first, ahead of the stored mail.

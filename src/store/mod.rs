@@ -56,6 +56,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/006_workflows.sql"),
     include_str!("migrations/007_research.sql"),
     include_str!("migrations/008_agent_ratings.sql"),
+    include_str!("migrations/009_agents.sql"),
 ];
 
 /// The schema version this build migrates to.

@@ -127,6 +127,11 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::agents::SpawnAgent))?;
     registry.register(Arc::new(fusion::agents::AskQuestion))?;
     registry.register(Arc::new(fusion::agents::HeartbeatDone))?;
+    registry.register(Arc::new(fusion::durable_agents::AgentCreate))?;
+    registry.register(Arc::new(fusion::durable_agents::AgentDelete))?;
+    registry.register(Arc::new(fusion::durable_agents::GetAgentConfig))?;
+    registry.register(Arc::new(fusion::durable_agents::UpdateAgentConfig))?;
+    registry.register(Arc::new(fusion::durable_agents::UpdateIdentity))?;
     registry.register(Arc::new(fusion::mailbox::SendMessage))?;
     registry.register(Arc::new(fusion::mailbox::ReadMessages))?;
     registry.register(Arc::new(fusion::mailbox::PostRoomMessage))?;

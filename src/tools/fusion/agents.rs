@@ -9,7 +9,12 @@
 //! sessions, listed as `session:<id>` with their profile's role, their state and the task
 //! they work on (`board.task`). An agent's state: a session is `running`, `paused` (waiting
 //! for an approval or an answer), `error` (its last run failed) or `idle`; a profile is
-//! `running` or `paused` when one of its sessions is, else `idle`.
+//! `running` or `paused` when one of its sessions is, else `idle`. **Durable agents**
+//! (`agent-001`, …; `super::durable_agents`, `crate::board::agents`) are permanent agents with
+//! their own identity, created with the author's approval: listed after the profiles with
+//! `durable: true`, their role (triage | executor | reviewer | merger | engineer | custom), their
+//! manager (`reportsTo`) and the profile their sessions run with; `running` or `paused` when a
+//! session running as them (session state `board.agent`) is. Tasks can be delegated to them.
 //!
 //! **Delegation** assigns a task to a permanent agent (the custom field `assignee`, shown on
 //! the Board); Fusion withholds `fn_delegate_task` from ephemeral callers unless a policy says
@@ -52,6 +57,8 @@ pub const SESSION_PARENT: &str = "board.parent_session";
 pub const CHILD_PREFIX: &str = "board.child.";
 /// The prefix of an ephemeral agent's id.
 const SESSION_AGENT: &str = "session:";
+/// Session-state key naming the durable agent a session runs as.
+use super::memory::SESSION_AGENT as SESSION_DURABLE;
 
 /// The board roles nbook's profiles play (Fusion's AgentRole plus nbook's role sessions).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
@@ -62,6 +69,7 @@ pub enum Role {
     StepSession,
     Reviewer,
     Merger,
+    Engineer,
     Heartbeat,
     Chat,
     Planning,
@@ -76,6 +84,7 @@ impl Role {
             Role::StepSession => "step-session",
             Role::Reviewer => "reviewer",
             Role::Merger => "merger",
+            Role::Engineer => "engineer",
             Role::Heartbeat => "heartbeat",
             Role::Chat => "chat",
             Role::Planning => "planning",
@@ -225,8 +234,25 @@ pub struct ListArgs {
     pub include_ephemeral: Option<bool>,
 }
 
-/// The agents of this project as `fn_list_agents` gives them.
-pub fn agents(e: &dyn ToolServices, include_ephemeral: bool) -> Vec<Value> {
+/// A permanent agent's state from its sessions': running if one runs, else paused if one
+/// waits, else idle.
+fn fold_state(acc: AgentState, s: AgentState) -> AgentState {
+    match (acc, s) {
+        (AgentState::Running, _) | (_, AgentState::Running) => AgentState::Running,
+        (AgentState::Paused, _) | (_, AgentState::Paused) => AgentState::Paused,
+        _ => AgentState::Idle,
+    }
+}
+
+/// The agents of this project as `fn_list_agents` gives them: the profile agents, the durable
+/// agents of `board` (`agent-<n>`, `durable: true`, with `reportsTo` and the profile their
+/// sessions run with; a durable agent is running or paused when a session running as it is),
+/// then, if asked, the live sessions.
+pub fn agents(
+    e: &dyn ToolServices,
+    board: &crate::board::Board,
+    include_ephemeral: bool,
+) -> Vec<Value> {
     let sessions: Vec<SessionInfo> = e
         .sessions()
         .into_iter()
@@ -238,13 +264,9 @@ pub fn agents(e: &dyn ToolServices, include_ephemeral: bool) -> Vec<Value> {
             continue;
         }
         let mine = sessions.iter().filter(|s| s.profile == p.key);
-        let state =
-            mine.map(|s| AgentState::of_session(s.state))
-                .fold(AgentState::Idle, |acc, s| match (acc, s) {
-                    (AgentState::Running, _) | (_, AgentState::Running) => AgentState::Running,
-                    (AgentState::Paused, _) | (_, AgentState::Paused) => AgentState::Paused,
-                    _ => AgentState::Idle,
-                });
+        let state = mine
+            .map(|s| AgentState::of_session(s.state))
+            .fold(AgentState::Idle, fold_state);
         out.push(json!({
             "id": p.key,
             "name": p.name,
@@ -253,6 +275,30 @@ pub fn agents(e: &dyn ToolServices, include_ephemeral: bool) -> Vec<Value> {
             "ephemeral": false,
             "description": p.description,
         }));
+    }
+    if let Ok(durable) = board.read(crate::board::agents::all) {
+        for d in durable {
+            let state = sessions
+                .iter()
+                .filter(|s| {
+                    e.session_state(&s.id)
+                        .get(SESSION_DURABLE)
+                        .and_then(Value::as_str)
+                        == Some(d.id.as_str())
+                })
+                .map(|s| AgentState::of_session(s.state))
+                .fold(AgentState::Idle, fold_state);
+            out.push(json!({
+                "id": d.id,
+                "name": d.name,
+                "role": d.role.as_str(),
+                "state": state.as_str(),
+                "ephemeral": false,
+                "durable": true,
+                "reportsTo": d.reports_to,
+                "profile": d.role.profile(),
+            }));
+        }
     }
     if include_ephemeral {
         for s in &sessions {
@@ -283,7 +329,7 @@ impl TypedTool for ListAgents {
     type Args = ListArgs;
     const NAME: &'static str = "fn_list_agents";
     const GROUP: &'static str = "board";
-    const DESCRIPTION: &'static str = "List the project's agents (optionally filtered). Permanent agents are nbook's profiles: id = the profile key (writer, triage, executor, …), role = the board role of the key (triage | executor | step-session | reviewer | merger | heartbeat | chat | planning; other profiles custom), state running | paused (waiting for an approval or an answer) | idle. includeEphemeral: true adds the live sessions as id session:<n> with their role, state (also error), taskId and parentId (a spawned child's parent). details {agents: [{id, name, role, state, ephemeral, …}]}. A role or state outside those lists is refused.";
+    const DESCRIPTION: &'static str = "List the project's agents (optionally filtered). Permanent agents are nbook's profiles: id = the profile key (writer, triage, executor, …), role = the board role of the key (triage | executor | step-session | reviewer | merger | heartbeat | chat | planning; other profiles custom), state running | paused (waiting for an approval or an answer) | idle; then the durable agents (id agent-<n>, durable: true, role triage | executor | reviewer | merger | engineer | custom, reportsTo, profile = the profile their sessions run with). includeEphemeral: true adds the live sessions as id session:<n> with their role, state (also error), taskId and parentId (a spawned child's parent). details {agents: [{id, name, role, state, ephemeral, …}]}. A role or state outside those lists is refused.";
     const MUTATES: Mutates = Mutates::No;
     const EFFECTS: Effects = {
         use crate::engine::tool::Domain::*;
@@ -292,11 +338,15 @@ impl TypedTool for ListAgents {
     const PARALLEL_SAFE: bool = true;
     fn run(&self, ctx: &ToolCtx, a: &ListArgs) -> Result<ToolOutput, ToolError> {
         let e = services(ctx)?;
-        let list: Vec<Value> = agents(e.as_ref(), a.include_ephemeral.unwrap_or(false))
-            .into_iter()
-            .filter(|x| a.role.is_none_or(|r| x["role"] == r.as_str()))
-            .filter(|x| a.state.is_none_or(|s| x["state"] == s.as_str()))
-            .collect();
+        let list: Vec<Value> = agents(
+            e.as_ref(),
+            &board(ctx),
+            a.include_ephemeral.unwrap_or(false),
+        )
+        .into_iter()
+        .filter(|x| a.role.is_none_or(|r| x["role"] == r.as_str()))
+        .filter(|x| a.state.is_none_or(|s| x["state"] == s.as_str()))
+        .collect();
         let text = if list.is_empty() {
             "No agent matches.".to_string()
         } else {
@@ -327,7 +377,7 @@ impl TypedTool for ListAgents {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DelegateArgs {
-    /// A permanent agent's id (a profile key from fn_list_agents).
+    /// A permanent agent's id (a profile key or a durable agent-<n> from fn_list_agents).
     #[schemars(length(min = 1, max = 64))]
     pub agent_id: String,
     /// What the task is for; its first line becomes the title.
@@ -342,13 +392,18 @@ pub struct DelegateArgs {
 pub struct DelegateTask;
 
 impl DelegateTask {
-    /// The agent id, checked: a profile other than the author's.
+    /// The agent id, checked: a profile other than the author's, or a durable agent.
     fn agent(ctx: &ToolCtx, a: &DelegateArgs) -> Result<String, ToolError> {
         let id = a.agent_id.trim();
         if id.starts_with(SESSION_AGENT) {
             return Err(AgentToolError::NotDelegable { id: id.into() }.into());
         }
-        let known = services(ctx)?.profiles().get(id).is_some() && id != AUTHOR_PROFILE;
+        let known = (services(ctx)?.profiles().get(id).is_some() && id != AUTHOR_PROFILE)
+            || (crate::board::agents::is_durable_id(id)
+                && board(ctx)
+                    .read(|c| crate::board::agents::load(c, id))
+                    .map_err(err)?
+                    .is_some());
         if !known {
             return Err(AgentToolError::AgentNotFound { id: id.into() }.into());
         }

@@ -64,10 +64,14 @@ fn own_ids(ctx: &ToolCtx) -> Vec<String> {
     if is_author(ctx) {
         return vec![USER_ID.to_string()];
     }
-    vec![
-        format!("{SESSION_AGENT}{}", ctx.session_id),
-        ctx.profile.key.clone(),
-    ]
+    // A session running as a durable agent reads that agent's mail too, and sends as it.
+    let mut ids = Vec::new();
+    if let Some(d) = super::durable_agents::session_agent(ctx) {
+        ids.push(d);
+    }
+    ids.push(format!("{SESSION_AGENT}{}", ctx.session_id));
+    ids.push(ctx.profile.key.clone());
+    ids
 }
 
 /// Whether `id` names an agent: a profile other than the author's, or a live session of one.

@@ -19,6 +19,7 @@ pub mod agents;
 pub mod artifacts;
 pub mod docs;
 pub mod evaluations;
+pub mod durable_agents;
 pub mod goals;
 pub mod mailbox;
 pub mod memory;

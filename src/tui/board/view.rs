@@ -633,8 +633,15 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
             input,
             error,
         } => {
-            use crate::engine::read::{response_mode, ResponseMode};
-            let how = match response_mode(to) {
+            use crate::engine::read::ResponseMode;
+            let mode = app
+                .board
+                .inbox
+                .as_ref()
+                .and_then(|v| v.data.as_ref())
+                .map(|i| i.response_mode(to))
+                .unwrap_or(ResponseMode::Immediate);
+            let how = match mode {
                 ResponseMode::Immediate if to.starts_with(crate::engine::read::SESSION_AGENT) => {
                     "it gets it at once (as its next message when it is busy)"
                 }
