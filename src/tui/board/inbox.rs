@@ -2,7 +2,8 @@
 //! mail, newest first, on the left — an unread mark, the kind (message / report / approval),
 //! the sender, the task and the first words — and the selected mail on the right: its whole
 //! text, a report's title and sections, and the thread it belongs to. `Enter` opens the
-//! selected mail (marks it read and loads its thread); `r` replies in a one-line form (the
+//! selected mail (marks a stored mail read — an approval mail has no read mark: it leaves the
+//! Inbox when its call is decided — and loads its thread); `r` replies in a one-line form (the
 //! author's `fn_send_message` with `reply_to_message_id`: it reaches the agent as its
 //! response mode says — at once, or at its next heartbeat); on an approval mail `a` jumps to
 //! the Approvals pane. The pane title shows how many mails are unread.
@@ -377,7 +378,7 @@ pub fn draw_detail(app: &AppState, v: &InboxView, area: Rect, buf: &mut Buffer) 
     let opened = v.opened.as_ref().filter(|(id, _)| id == &m.id);
     match opened {
         None => lines.push(dim(if m.mail_kind() == MailKind::Approval {
-            "Enter opens it (marks it read) · a jumps to the Approvals pane".into()
+            "Enter opens it · a jumps to the Approvals pane (it goes when you decide the call)".into()
         } else {
             "Enter opens it (marks it read) and shows its thread · r replies".into()
         })),
