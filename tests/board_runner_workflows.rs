@@ -64,7 +64,7 @@ fn plan(id: &str, mission: &str) -> String {
     )
 }
 
-/// Triage plans `id`, the executor finishes: four requests.
+/// Triage plans `id`, the executor finishes (fn_task_done ends its run): three requests.
 fn plan_and_draft(id: &str, mission: &str) -> Vec<Reply> {
     vec![
         tool_call(
@@ -74,7 +74,6 @@ fn plan_and_draft(id: &str, mission: &str) -> Vec<Reply> {
         ),
         text("Planned."),
         tool_call("d1", "fn_task_done", &json!({"summary": "Drafted."})),
-        text("Drafted."),
     ]
 }
 
@@ -215,8 +214,8 @@ impl Fx {
         r.details.unwrap_or(Value::Null)
     }
 
-    /// An agent creates the workflow; the author approves it.
-    async fn create_workflow(&self, ir: Value) -> String {
+    /// A planning agent's call, approved by the author.
+    async fn agent(&self, tool: &str, args: Value) -> Value {
         let planner = self
             .engine
             .create_session("planning", Mode::Normal, "p", None)
@@ -228,8 +227,8 @@ impl Fx {
                 &planner,
                 ToolCall {
                     id: String::new(),
-                    name: "fn_workflow_create".into(),
-                    arguments: json!({"name": "Scenes", "ir": ir}),
+                    name: tool.into(),
+                    arguments: args,
                 },
                 Approval::Auto {
                     decision: Decision::Approve,
@@ -237,8 +236,14 @@ impl Fx {
                 },
             )
             .await;
-        assert!(r.ok, "{}", r.content);
-        r.details.expect("details")["workflowId"]
+        assert!(r.ok, "{tool}: {}", r.content);
+        r.details.unwrap_or(Value::Null)
+    }
+
+    /// An agent creates the workflow; the author approves it.
+    async fn create_workflow(&self, ir: Value) -> String {
+        self.agent("fn_workflow_create", json!({"name": "Scenes", "ir": ir}))
+            .await["workflowId"]
             .as_str()
             .expect("id")
             .to_string()
@@ -253,7 +258,7 @@ impl Fx {
             .expect("id")
             .to_string();
         let sel = self
-            .author(
+            .agent(
                 "fn_workflow_select",
                 json!({"workflow_id": wf, "task_id": id}),
             )
