@@ -286,12 +286,13 @@ impl Fx {
 
 /// The end-to-end test: the same custom workflow, two values of its
 /// `reviewHandoffPolicy`, two different boards. With `always` the approved review waits for
-/// the author in `edit` and no merger starts; with `disabled` the next task's approval goes
-/// to the merger.
+/// the author in `edit` and no merger starts until the author releases it (pause, resume);
+/// with `disabled` the next task's approval goes to the merger at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_review_handoff_setting_of_a_custom_workflow_decides_who_gets_the_approved_review() {
     let mut replies = plan_and_draft("NB-001", "Write the pier scene.");
     replies.push(text("APPROVE\nThe pier scene works."));
+    replies.push(text("merge_task_draft is not here."));
     replies.extend(plan_and_draft("NB-002", "Write the lighthouse scene."));
     replies.push(text("APPROVE\nFine."));
     replies.push(text("merge_task_draft is not here."));
@@ -320,6 +321,20 @@ async fn the_review_handoff_setting_of_a_custom_workflow_decides_who_gets_the_ap
         0,
         "no merger: the author has it"
     );
+    // The author releases it (pause, resume): the merger gets it without another review.
+    for paused in [true, false] {
+        f.author("fn_task_pause", json!({"task_id": first, "paused": paused}))
+            .await;
+    }
+    f.run_until_quiet().await;
+    assert_eq!(f.sessions_of("reviewer", &first), 1);
+    assert_eq!(f.sessions_of("merger", &first), 1, "released to the merger");
+    assert!(
+        f.log(&first)
+            .contains("The author released the handed-off review: the merger comes next"),
+        "{}",
+        f.log(&first)
+    );
 
     let effective = f.set(&wf, json!({"reviewHandoffPolicy": "disabled"})).await;
     assert_eq!(effective["reviewHandoffPolicy"], "disabled");
@@ -333,8 +348,6 @@ async fn the_review_handoff_setting_of_a_custom_workflow_decides_who_gets_the_ap
     let t = f.task(&second);
     assert_eq!((t.column.as_str(), t.status.as_str()), ("edit", PARKED));
     assert!(log.contains("ended without merging"), "{log}");
-    // The first task is still the author's.
-    assert_eq!(f.task(&first).status, PARKED);
 }
 
 /// The draft column's `wip` limit reads `maxParallelSteps`: with 1, one of two drafting tasks

@@ -39,8 +39,8 @@
 //! set, replaces `[board] max_rework` for that workflow's tasks; `reviewHandoffPolicy`
 //! (`disabled` | `comment-triggered` | `always`) hands an approved review to the author
 //! instead of the merger — always, or when the reviewer's notes say `@author` — the task
-//! parks in review with outcome `handoff` (the author merges with `merge_task_draft`, or
-//! pauses and resumes it to review again); a column's `wip` `limitSetting` (the built-in's
+//! parks in review with outcome `handoff`; resuming it (pause, resume) releases it to the
+//! merger without another review, moving it back sends it to more work; a column's `wip` `limitSetting` (the built-in's
 //! drafting column: `maxParallelSteps`) caps the tasks role sessions work on there at once.
 //!
 //! **Pausing.** A task the author pauses (or archives) while a role session works on it has
@@ -398,6 +398,11 @@ impl Runner {
             match next {
                 Next::Promote => {
                     if self.promote(t) {
+                        done.promoted += 1;
+                    }
+                }
+                Next::Start(Role::Reviewer) if self.handed_off(t) => {
+                    if self.release_handoff(t) {
                         done.promoted += 1;
                     }
                 }
@@ -1039,6 +1044,39 @@ impl Runner {
         }
     }
 
+    /// `t` waits in review with no status after its approved review was handed to the author:
+    /// the author released it (resumed it), so it goes to the merger without another review.
+    /// Any later verdict, completion or merge supersedes the hand-off.
+    fn handed_off(&self, t: &Task) -> bool {
+        if !t.status.is_empty() {
+            return false;
+        }
+        let outcomes = [
+            "handoff",
+            "approve",
+            "revise",
+            "rethink",
+            "completed",
+            "merged",
+        ];
+        self.board
+            .read(|c| tasks::logs_with_outcome(c, &t.id, &outcomes))
+            .ok()
+            .and_then(|v| v.last().and_then(|e| e.outcome.clone()))
+            .is_some_and(|o| o == "handoff")
+    }
+
+    fn release_handoff(&self, t: &Task) -> bool {
+        let lanes = Lanes::of(&self.workflow(t));
+        self.stage(
+            t,
+            &lanes.merge,
+            APPROVED,
+            "The author released the handed-off review: the merger comes next",
+            "approve",
+        )
+    }
+
     /// Whether an approved review of `t` goes to the author instead of the merger (its
     /// workflow's `reviewHandoffPolicy`), and the policy that says so.
     fn handoff(&self, t: &Task, notes: &str) -> Option<&'static str> {
@@ -1092,7 +1130,7 @@ impl Runner {
                         &t.column,
                         PARKED,
                         &format!(
-                            "Review APPROVE (reviewer session {sid}){via} is handed to the author ({REVIEW_HANDOFF} {policy}) instead of the merger: merge it with merge_task_draft, or pause and resume it to review again. Notes: {notes}"
+                            "Review APPROVE (reviewer session {sid}){via} is handed to the author ({REVIEW_HANDOFF} {policy}) instead of the merger: pause and resume it (p twice on the Board) to release it to the merger, or move it back for more work. Notes: {notes}"
                         ),
                         "handoff",
                     );
