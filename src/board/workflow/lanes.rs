@@ -37,7 +37,7 @@ pub struct Lanes {
     pub archived: String,
 }
 
-fn node_column<'a>(wf: &'a Workflow, pick: impl Fn(&IrNode) -> bool) -> Option<&'a str> {
+fn node_column(wf: &Workflow, pick: impl Fn(&IrNode) -> bool) -> Option<&str> {
     wf.ir
         .nodes
         .iter()
