@@ -7,7 +7,6 @@ use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 
 use super::error::{BoardError, BoardResult};
-use super::model::{ARCHIVED, DONE};
 use super::tasks::{log, require};
 use super::{now, Outcome, Touched};
 
@@ -27,12 +26,12 @@ pub fn set_assignee(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let t = require(c, id)?;
-    if t.column == DONE || t.column == ARCHIVED {
+    if crate::board::workflow::lanes_for_task(c, &t).finished(&t.column) {
         return Err(BoardError::WrongColumn {
             id: id.to_string(),
             column: t.column.clone(),
             action: "assignment",
-            allowed: vec!["planning", "drafting", "review"],
+            allowed: vec!["planning".into(), "drafting".into(), "review".into()],
         });
     }
     let mut fields = t.custom_fields.clone();

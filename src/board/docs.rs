@@ -127,7 +127,7 @@ pub fn write(c: &Connection, project: &str, task: &str, w: &Write) -> BoardResul
         });
     }
     let t = tasks::require(c, task)?;
-    if t.column == ARCHIVED {
+    if t.column == ARCHIVED || super::workflow::lanes_for_task(c, &t).archived == t.column {
         return Err(BoardError::Archived { id: t.id });
     }
     let cur = load(c, task, &w.key)?;

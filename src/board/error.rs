@@ -34,7 +34,7 @@ pub enum BoardError {
         id: String,
         column: String,
         action: &'static str,
-        allowed: Vec<&'static str>,
+        allowed: Vec<String>,
     },
     #[error("task {id} is archived and read-only")]
     Archived { id: String },

@@ -208,8 +208,8 @@ pub fn finish(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    need_column(&t, "merge_task_draft", &[REVIEW])?;
-    t.column = DONE.into();
+    need_column(c, &t, "merge_task_draft", &[REVIEW])?;
+    t.column = super::tasks::lane(c, &t, DONE);
     t.status = String::new();
     save(c, &t)?;
     let mut out = Outcome::default();
@@ -234,7 +234,7 @@ pub fn finish(
     log(c, &mut out, &t.id, &action, Some("merged"), actor)?;
     out.text = format!("{} merged and moved to Done.", t.id);
     out.value = json!({
-        "taskId": t.id, "column": DONE, "merged": merged,
+        "taskId": t.id, "column": t.column, "merged": merged,
         "heldBack": held_back.iter().map(|h| json!({"path": h.path, "reason": h.reason})).collect::<Vec<_>>(),
     });
     out.touched.push(Touched::Task(t.id));
@@ -251,8 +251,8 @@ pub fn send_back(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    need_column(&t, "returning a task to its executor", &[REVIEW])?;
-    t.column = DRAFTING.into();
+    need_column(c, &t, "returning a task to its executor", &[REVIEW])?;
+    t.column = super::tasks::lane(c, &t, DRAFTING);
     t.status = status.into();
     save(c, &t)?;
     let mut out = Outcome::default();
@@ -265,7 +265,7 @@ pub fn send_back(
         actor,
     )?;
     out.text = format!("{} returned to Drafting ({status}): {message}", t.id);
-    out.value = json!({"taskId": t.id, "column": DRAFTING, "status": status, "message": message});
+    out.value = json!({"taskId": t.id, "column": t.column, "status": status, "message": message});
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }

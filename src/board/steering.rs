@@ -9,7 +9,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::error::{BoardError, BoardResult};
-use super::model::{ARCHIVED, DONE};
 use super::{now, tasks, Outcome, Touched};
 
 /// Longest comment accepted (Fusion's message limit).
@@ -46,12 +45,12 @@ const COLS: &str = "id, task_id, text, author, created_at, delivered_at, deliver
 /// Add a comment to task `id` (not Done or Archived: nobody works on those any more).
 pub fn add(c: &Connection, id: &str, text: &str, author: &str) -> BoardResult<Outcome> {
     let t = tasks::require(c, id)?;
-    if t.column == DONE || t.column == ARCHIVED {
+    if crate::board::workflow::lanes_for_task(c, &t).finished(&t.column) {
         return Err(BoardError::WrongColumn {
             id: t.id.clone(),
             column: t.column.clone(),
             action: "steer",
-            allowed: vec!["planning", "drafting", "review"],
+            allowed: vec!["planning".into(), "drafting".into(), "review".into()],
         });
     }
     let text = text.trim();

@@ -253,22 +253,37 @@ fn path_to(g: &HashMap<String, Vec<String>>, from: &str, to: &str) -> Option<Vec
 }
 
 pub(crate) fn need_column(
+    c: &Connection,
     t: &Task,
     action: &'static str,
     allowed: &[&'static str],
 ) -> BoardResult<()> {
-    if t.column == ARCHIVED && !allowed.contains(&ARCHIVED) {
+    // `allowed` names lifecycle stages; the task's workflow says which of its columns they
+    // are (`super::workflow::lanes`), so the check holds for any workflow's column ids.
+    let lanes = super::workflow::lanes_for_task(c, t);
+    let stage = lanes.stage(&t.column);
+    if stage == Some(ARCHIVED) && !allowed.contains(&ARCHIVED) {
         return Err(BoardError::Archived { id: t.id.clone() });
     }
-    if !allowed.contains(&t.column.as_str()) {
+    if !stage.is_some_and(|s| allowed.contains(&s)) {
         return Err(BoardError::WrongColumn {
             id: t.id.clone(),
             column: t.column.clone(),
             action,
-            allowed: allowed.to_vec(),
+            allowed: allowed
+                .iter()
+                .map(|s| lanes.column(s).to_string())
+                .collect(),
         });
     }
     Ok(())
+}
+
+/// The column of lifecycle stage `stage` in the workflow `t` runs.
+pub(crate) fn lane(c: &Connection, t: &Task, stage: &str) -> String {
+    super::workflow::lanes_for_task(c, t)
+        .column(stage)
+        .to_string()
 }
 
 fn normalized(s: &str) -> String {
@@ -536,7 +551,7 @@ pub fn update(c: &Connection, id: &str, u: &Update) -> BoardResult<Outcome> {
     let mut said = Vec::new();
     let mut out = Outcome::default();
     match (u.step, u.status) {
-        (None, None) => need_column(&t, "fn_task_update", &[PLANNING, DRAFTING, REVIEW])?,
+        (None, None) => need_column(c, &t, "fn_task_update", &[PLANNING, DRAFTING, REVIEW])?,
         (Some(_), None) => {
             return Err(BoardError::invalid(
                 "status",
@@ -550,7 +565,7 @@ pub fn update(c: &Connection, id: &str, u: &Update) -> BoardResult<Outcome> {
             ))
         }
         (Some(n), Some(st)) => {
-            need_column(&t, "a step status update", &[DRAFTING])?;
+            need_column(c, &t, "a step status update", &[DRAFTING])?;
             if t.steps.is_empty() {
                 return Err(BoardError::NoSteps { id: t.id.clone() });
             }
@@ -688,7 +703,7 @@ pub fn add_dependency(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    need_column(&t, "fn_task_add_dep", &[PLANNING, DRAFTING])?;
+    need_column(c, &t, "fn_task_add_dep", &[PLANNING, DRAFTING])?;
     let dep = dep.trim();
     if !confirm {
         return Err(BoardError::ConfirmRequired);
@@ -702,7 +717,7 @@ pub fn add_dependency(
     let mut deps = t.dependencies.clone();
     deps.push(dep.to_string());
     t.dependencies = check_dependencies(c, &t.id, &deps)?;
-    t.column = PLANNING.into();
+    t.column = lane(c, &t, PLANNING);
     t.status = "needs-replan".into();
     save(c, &t)?;
     let mut out = Outcome::default();
@@ -715,7 +730,7 @@ pub fn add_dependency(
         Some("needs-replan"),
         actor,
     )?;
-    out.value = json!({"taskId": t.id, "dependencies": t.dependencies, "column": PLANNING, "status": "needs-replan"});
+    out.value = json!({"taskId": t.id, "dependencies": t.dependencies, "column": t.column, "status": "needs-replan"});
     out.text = text;
     out.touched.push(Touched::Task(t.id));
     Ok(out)
@@ -750,7 +765,7 @@ pub fn done(c: &Connection, id: &str, d: &Done) -> BoardResult<Outcome> {
             if reason.is_empty() {
                 return Err(BoardError::BlockedWithoutReason);
             }
-            need_column(&t, "fn_task_done", &[DRAFTING])?;
+            need_column(c, &t, "fn_task_done", &[DRAFTING])?;
             let mut deps = t.dependencies.clone();
             deps.extend(d.blocked_by.iter().cloned());
             t.dependencies = check_dependencies(c, &t.id, &deps)?;
@@ -759,7 +774,7 @@ pub fn done(c: &Connection, id: &str, d: &Done) -> BoardResult<Outcome> {
             t.blocked_reason = Some(parked.clone());
             if t.dependencies.is_empty() {
                 t.status = "needs-replan".into();
-                t.column = PLANNING.into();
+                t.column = lane(c, &t, PLANNING);
             } else {
                 t.status = "failed".into();
             }
@@ -788,7 +803,7 @@ pub fn done(c: &Connection, id: &str, d: &Done) -> BoardResult<Outcome> {
             out.value = json!({"taskId": t.id, "outcome": "blocked", "status": t.status, "column": t.column, "blockedBy": t.blocked_by, "reason": parked});
         }
         DoneOutcome::Completed => {
-            need_column(&t, "fn_task_done", &[DRAFTING])?;
+            need_column(c, &t, "fn_task_done", &[DRAFTING])?;
             if t.prompt.is_none() {
                 return Err(BoardError::Unplanned { id: t.id.clone() });
             }
@@ -807,7 +822,7 @@ pub fn done(c: &Connection, id: &str, d: &Done) -> BoardResult<Outcome> {
                     s.status = StepStatus::Done;
                 }
             }
-            t.column = REVIEW.into();
+            t.column = lane(c, &t, REVIEW);
             t.status = "awaiting-review".into();
             t.blocked_by.clear();
             t.blocked_reason = None;
@@ -826,7 +841,7 @@ pub fn done(c: &Connection, id: &str, d: &Done) -> BoardResult<Outcome> {
                 "{} completed: {n}/{total} steps done; it goes to Review.",
                 t.id
             );
-            out.value = json!({"taskId": t.id, "outcome": "completed", "column": REVIEW, "status": t.status, "progress": format!("{n}/{total}")});
+            out.value = json!({"taskId": t.id, "outcome": "completed", "column": t.column, "status": t.status, "progress": format!("{n}/{total}")});
         }
     }
     out.touched.push(Touched::Task(t.id));
@@ -837,14 +852,10 @@ pub fn done(c: &Connection, id: &str, d: &Done) -> BoardResult<Outcome> {
 fn unmet(c: &Connection, t: &Task) -> BoardResult<Vec<String>> {
     let mut pending = Vec::new();
     for d in &t.dependencies {
-        let col: Option<String> = c
-            .query_row(
-                "SELECT column_id FROM nbook_board_task WHERE id = ?1",
-                [d],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if col.as_deref() != Some(DONE) && col.as_deref() != Some(ARCHIVED) {
+        // Done is the dependency's own workflow's done (or archived) column.
+        let finished = load(c, d)?
+            .is_some_and(|dep| super::workflow::lanes_for_task(c, &dep).finished(&dep.column));
+        if !finished {
             pending.push(d.clone());
         }
     }
@@ -860,7 +871,7 @@ pub fn add_log(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let t = require(c, id)?;
-    if t.column == ARCHIVED {
+    if super::workflow::lanes_for_task(c, &t).archived == t.column {
         return Err(BoardError::Archived { id: t.id });
     }
     let message = message.trim();
@@ -885,7 +896,7 @@ pub fn write_prompt(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    need_column(&t, "fn_task_prompt_write", &[PLANNING])?;
+    need_column(c, &t, "fn_task_prompt_write", &[PLANNING])?;
     let parsed = prompt::validate(&t.id, content)?;
     let steps: Vec<Step> = parsed
         .steps
@@ -941,7 +952,7 @@ pub fn write_prompt(
 /// (`force` waives that, and only that) and every dependency Done.
 pub fn promote(c: &Connection, id: &str, force: bool, actor: Option<&str>) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    need_column(&t, "fn_task_promote", &[PLANNING])?;
+    need_column(c, &t, "fn_task_promote", &[PLANNING])?;
     if !force && (t.prompt.is_none() || t.steps.is_empty()) {
         return Err(BoardError::Unplanned { id: t.id.clone() });
     }
@@ -952,7 +963,7 @@ pub fn promote(c: &Connection, id: &str, force: bool, actor: Option<&str>) -> Bo
             pending,
         });
     }
-    t.column = DRAFTING.into();
+    t.column = lane(c, &t, DRAFTING);
     t.status.clear();
     t.blocked_reason = None;
     t.blocked_by.clear();
@@ -967,7 +978,7 @@ pub fn promote(c: &Connection, id: &str, force: bool, actor: Option<&str>) -> Bo
         actor,
     )?;
     out.text = format!("{} promoted to Drafting.", t.id);
-    out.value = json!({"taskId": t.id, "column": DRAFTING});
+    out.value = json!({"taskId": t.id, "column": t.column});
     out.touched.push(Touched::Task(t.id));
     Ok(out)
 }
@@ -981,7 +992,12 @@ pub fn add_file_scope(
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
-    need_column(&t, "fn_task_file_scope_add", &[PLANNING, DRAFTING, REVIEW])?;
+    need_column(
+        c,
+        &t,
+        "fn_task_file_scope_add",
+        &[PLANNING, DRAFTING, REVIEW],
+    )?;
     if files.is_empty() {
         return Err(BoardError::invalid(
             "files",
@@ -1062,7 +1078,7 @@ pub fn move_to(
         None,
         actor,
     )?;
-    if col_id == ARCHIVED {
+    if wf.column(&col_id).is_some_and(|c| c.has_trait("archived")) || col_id == ARCHIVED {
         out.files
             .push(FileEffect::RetireDraft { task: t.id.clone() });
     }
@@ -1083,6 +1099,7 @@ pub fn set_paused(
 ) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
     need_column(
+        c,
         &t,
         if paused { "pause" } else { "resume" },
         &[PLANNING, DRAFTING, REVIEW],
@@ -1137,11 +1154,7 @@ pub fn set_stage(c: &Connection, id: &str, s: &Stage) -> BoardResult<Outcome> {
             id: t.id.clone(),
             column: t.column.clone(),
             action: "the scheduler's next stage",
-            // The scheduler's stages are the built-in column ids.
-            allowed: vec![[PLANNING, DRAFTING, REVIEW, DONE, ARCHIVED]
-                .into_iter()
-                .find(|k| *k == s.from)
-                .unwrap_or(PLANNING)],
+            allowed: vec![s.from.to_string()],
         });
     }
     t.column = col.id.clone();

@@ -1,11 +1,23 @@
-//! The board's scheduler and lifecycle (issue #16): it runs the book's production board while
-//! nbook is open (the TUI) or headless (`nbook board run`), driving each task through role
-//! sessions on the real agent host — Planning → triage (writes PROMPT.md; may ask
-//! `fn_review_spec` for a spec review) → promoted to Drafting → executor (reports steps with
-//! `fn_task_update`, ends with `fn_task_done`) → Review: a reviewer's verdict (REVISE sends the
-//! task back to Drafting with the notes, at most `[board] max_rework` times, then it parks for
-//! the author; RETHINK sends it back to Planning; APPROVE → `approved`) → merger (told to call
-//! `merge_task_draft`, which waits in the approval queue; Done comes from that tool).
+//! The board's scheduler and lifecycle (issues #16, #17): it runs the book's production board
+//! while nbook is open (the TUI) or headless (`nbook board run`), driving each task through
+//! the role sessions its workflow's graph names, on the real agent host. `builtin:chapter` is
+//! one instance of this, not a special case: planning lane → triage (writes PROMPT.md; may
+//! ask `fn_review_spec` for a spec review) → promoted to the drafting lane → executor
+//! (reports steps with `fn_task_update`, ends with `fn_task_done`) → review lane: a
+//! reviewer's verdict (REVISE sends the task back to drafting with the notes, at most
+//! `maxReviewRevisions` / `[board] max_rework` times, then it parks for the author; RETHINK
+//! sends it back to planning; APPROVE → `approved` in the merge lane) → merger (told to call
+//! `merge_task_draft`, which waits in the approval queue; the done lane comes from that tool).
+//!
+//! **Workflows.** Which column is which lane comes from the task's workflow (its nodes'
+//! seams and its column traits: `crate::board::workflow::lanes`), so a custom workflow with
+//! its own column ids is scheduled by the same rules (`pick`). Where the scheduler moves a
+//! task on — promotion, the executor's end, an APPROVE — it walks the workflow's edges
+//! (`route`): `code` nodes on the way run in the QuickJS sandbox (`code`: the contract, the
+//! limits) and their outcome picks the edge; a code node that fails, runs out of time or
+//! memory, returns another shape or an outcome no edge takes parks the task for the author,
+//! the reason in its log; a node kind the runner does not run (`hold`, `ask-user`, …) parks
+//! it too. A walk that runs code runs off the tick (the task counts as busy meanwhile).
 //!
 //! **Task sessions.** A role session is created with `board.task` set to its task
 //! ([`Engine::create_task_session`]); every running session with that key counts against the
@@ -23,8 +35,13 @@
 //!
 //! **Workflow settings.** The runner reads the effective settings of each task's workflow
 //! (`crate::board::workflow`): `workflowStepTimeoutMs` bounds every role session's run (past
-//! it the run is cancelled and the task waits for the author), `maxReviewRevisions`, when
-//! set, replaces `[board] max_rework` for that workflow's tasks.
+//! it the run is cancelled and the task waits for the author); `maxReviewRevisions`, when
+//! set, replaces `[board] max_rework` for that workflow's tasks; `reviewHandoffPolicy`
+//! (`disabled` | `comment-triggered` | `always`) hands an approved review to the author
+//! instead of the merger — always, or when the reviewer's notes say `@author` — the task
+//! parks in review with outcome `handoff`; resuming it (pause, resume) releases it to the
+//! merger without another review, moving it back sends it to more work; a column's `wip` `limitSetting` (the built-in's
+//! drafting column: `maxParallelSteps`) caps the tasks role sessions work on there at once.
 //!
 //! **Pausing.** A task the author pauses (or archives) while a role session works on it has
 //! that session cancelled at the next tick; it keeps its stage, and resuming schedules it.
@@ -34,8 +51,10 @@
 //! next session's first message. `crate::board::steering::take` marks them delivered in the
 //! same transaction, so each is delivered exactly once.
 
+pub mod code;
 pub mod messages;
 pub mod pick;
+pub mod route;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,12 +69,15 @@ use tokio_util::sync::CancellationToken;
 use crate::agent::host::Host;
 use crate::board::review::{self, Verdict};
 use crate::board::steering::{self, Steering};
-use crate::board::{tasks, Board, Task, DRAFTING, PLANNING, REVIEW};
+use crate::board::workflow::ir::IrNode;
+use crate::board::workflow::{Lanes, Workflow};
+use crate::board::{tasks, Board, Task};
 use crate::engine::agents::{InvokeMode, InvokeOutcome, InvokeRequest};
 use crate::engine::{Engine, EngineEvent, SessionState};
 use crate::protocol::Domain;
 
 pub use pick::{Next, Role, APPROVED, PARKED, REVISE};
+use route::{Route, Target, WalkFrom};
 
 /// The actor the scheduler's own board changes are logged under.
 pub const ACTOR: &str = "runner";
@@ -66,6 +88,8 @@ pub const STEP_TIMEOUT: &str = "workflowStepTimeoutMs";
 pub const DEFAULT_STEP_TIMEOUT_MS: u64 = 900_000;
 /// The workflow setting that bounds review rework cycles.
 pub const REVIEW_REVISIONS: &str = "maxReviewRevisions";
+/// The workflow setting that hands approved reviews to the author.
+pub const REVIEW_HANDOFF: &str = "reviewHandoffPolicy";
 
 /// How often the scheduler looks at the board when nothing woke it.
 const IDLE_TICK: Duration = Duration::from_secs(2);
@@ -172,6 +196,8 @@ pub struct Runner {
     active: Mutex<BTreeMap<String, Active>>,
     /// Why a task could not get its session, by task (reported once per reason).
     problems: Mutex<BTreeMap<String, String>>,
+    /// Tasks whose route (with code nodes) is being walked off the tick.
+    routing: Mutex<HashSet<String>>,
     /// One tick at a time: two would both see a free slot.
     ticking: Mutex<()>,
     wake: Notify,
@@ -198,6 +224,7 @@ impl Runner {
             enabled: AtomicBool::new(true),
             active: Mutex::new(BTreeMap::new()),
             problems: Mutex::new(BTreeMap::new()),
+            routing: Mutex::new(HashSet::new()),
             ticking: Mutex::new(()),
             wake: Notify::new(),
             events: broadcast::channel(256).0,
@@ -356,18 +383,26 @@ impl Runner {
         let running = self.task_sessions();
         let free = self.limit.saturating_sub(running.len());
         let active = self.active();
+        let routing = lock(&self.routing).clone();
         let busy: HashSet<&str> = active
             .iter()
             .map(|a| a.task.as_str())
             .chain(running.iter().map(|s| s.task.as_str()))
+            .chain(routing.iter().map(String::as_str))
             .collect();
-        for (id, next) in pick::pick(&all, &busy, free) {
+        let flows = self.flows(&all);
+        for (id, next) in pick::pick(&all, &flows, &busy, free) {
             let Some(t) = all.iter().find(|t| t.id == id) else {
                 continue;
             };
             match next {
                 Next::Promote => {
                     if self.promote(t) {
+                        done.promoted += 1;
+                    }
+                }
+                Next::Start(Role::Reviewer) if self.handed_off(t) => {
+                    if self.release_handoff(t) {
                         done.promoted += 1;
                     }
                 }
@@ -397,7 +432,7 @@ impl Runner {
                 .await
                 .unwrap_or_default();
             let busy = self.task_sessions();
-            let working = busy.iter().any(|s| !s.waiting);
+            let working = busy.iter().any(|s| !s.waiting) || !lock(&self.routing).is_empty();
             // A session that ended but whose stage move is not made yet.
             let pending_ends = self
                 .active()
@@ -473,11 +508,154 @@ impl Runner {
         )
     }
 
+    /// Release a planned task: the walk from its workflow's planning node decides where to
+    /// (the drafting lane unless a code node on the way says otherwise). A walk that may run
+    /// code runs off the tick; the task is busy until it ends.
     fn promote(&self, t: &Task) -> bool {
-        let id = t.id.clone();
-        self.commit(t, |c: &rusqlite::Connection| {
-            tasks::promote(c, &id, false, Some(ACTOR))
-        })
+        let wf = self.workflow(t);
+        if !route::has_code(&wf) {
+            return self.promote_along(t, &wf);
+        }
+        let Some(me) = self.me.upgrade() else {
+            return false;
+        };
+        lock(&self.routing).insert(t.id.clone());
+        let t = t.clone();
+        tokio::runtime::Handle::current().spawn_blocking(move || {
+            me.promote_along(&t, &wf);
+            lock(&me.routing).remove(&t.id);
+            me.wake.notify_one();
+        });
+        true
+    }
+
+    fn promote_along(&self, t: &Task, wf: &Workflow) -> bool {
+        let walked = route::walk(wf, WalkFrom::Planning, "success", &mut |n| {
+            self.run_code(t, n)
+        });
+        match walked {
+            Ok(Some(r)) if r.target != Target::Drafting => {
+                self.go(t, &Lanes::of(wf), &r, "the plan")
+            }
+            Ok(r) => {
+                if let Some(r) = r.filter(|r| !r.via.is_empty()) {
+                    self.note(t, &r.via.join("; "));
+                }
+                let id = t.id.clone();
+                self.commit(t, |c: &rusqlite::Connection| {
+                    tasks::promote(c, &id, false, Some(ACTOR))
+                })
+            }
+            Err(why) => self.park(t, &format!("after the plan, {why}")),
+        }
+    }
+
+    /// A task-log entry by the scheduler (what a code node decided on the way).
+    fn note(&self, t: &Task, line: &str) {
+        let (id, line) = (t.id.clone(), line.to_string());
+        if let Err(e) = self.board.commit(|c: &rusqlite::Connection| {
+            tasks::add_log(c, &id, &line, Some("code"), Some(ACTOR))
+        }) {
+            tracing::warn!("the task log of {} could not take a note: {e}", t.id);
+        }
+    }
+
+    /// Move `t` to where walk `r` ended (`after`: what finished, for the log).
+    fn go(&self, t: &Task, lanes: &Lanes, r: &Route, after: &str) -> bool {
+        let via = if r.via.is_empty() {
+            String::new()
+        } else {
+            format!(" {};", r.via.join("; "))
+        };
+        let (column, status) = match &r.target {
+            Target::Planning => (&lanes.planning, "needs-replan"),
+            Target::Drafting => (&lanes.drafting, ""),
+            Target::Review => (&lanes.review, "awaiting-review"),
+            Target::Merge => (&lanes.merge, APPROVED),
+            Target::Done => (&lanes.done, ""),
+            Target::Hold(what) => {
+                return self.park(
+                    t,
+                    &format!(
+                        "after {after},{via} the workflow holds the task at {what}, which nbook's runner does not run"
+                    ),
+                )
+            }
+        };
+        self.stage(
+            t,
+            column,
+            status,
+            &format!(
+                "After {after},{via} the workflow goes on at node '{}' ({column})",
+                r.node
+            ),
+            "code",
+        )
+    }
+
+    /// Run code node `n` for `t` (its current row, so the code sees what the last session left).
+    fn run_code(&self, t: &Task, n: &IrNode) -> Result<code::CodeResult, code::CodeError> {
+        let source = n
+            .config
+            .get("source")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let ms = n
+            .config
+            .get("timeoutMs")
+            .and_then(Value::as_u64)
+            .unwrap_or(code::DEFAULT_TIMEOUT_MS);
+        let now = self
+            .board
+            .read(|c| tasks::require(c, &t.id))
+            .unwrap_or_else(|_| t.clone());
+        code::run(
+            &n.id,
+            source,
+            ms,
+            &code::task_input(&now),
+            now.prompt.as_deref(),
+        )
+    }
+
+    /// The workflow `t` runs (`builtin:chapter` when it is gone or unreadable).
+    fn workflow(&self, t: &Task) -> Workflow {
+        self.board
+            .read(|c| {
+                Ok(crate::board::workflow::load(c, &t.workflow_id)
+                    .ok()
+                    .flatten())
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_else(crate::board::workflow::builtin_chapter)
+    }
+
+    /// The lanes and WIP limits of every workflow the tasks run.
+    fn flows(&self, all: &[Task]) -> pick::Flows {
+        let ids: std::collections::BTreeSet<&str> =
+            all.iter().map(|t| t.workflow_id.as_str()).collect();
+        self.board
+            .read(|c| {
+                let mut out = pick::Flows::new();
+                for id in ids {
+                    let Ok(Some(wf)) = crate::board::workflow::load(c, id) else {
+                        continue;
+                    };
+                    let settings =
+                        crate::board::workflow::settings_of(c, id).unwrap_or_else(|_| {
+                            crate::board::workflow::settings::resolve(
+                                id,
+                                &wf.ir.settings,
+                                &serde_json::Map::new(),
+                            )
+                        });
+                    out.insert(id.to_string(), pick::Flow::of(&wf, &settings));
+                }
+                Ok(out)
+            })
+            .unwrap_or_default()
     }
 
     fn take_steering(&self, task: &str, session: &str) -> Vec<Steering> {
@@ -507,7 +685,9 @@ impl Runner {
     fn stop_paused(&self, all: &[Task]) {
         for a in self.active() {
             let stop = all.iter().find(|t| t.id == a.task).is_none_or(|t| {
-                t.status == crate::board::PAUSED || t.column == crate::board::ARCHIVED
+                t.status == crate::board::PAUSED
+                    || t.column == crate::board::ARCHIVED
+                    || Lanes::of(&self.workflow(t)).archived == t.column
             });
             if !stop {
                 continue;
@@ -777,13 +957,15 @@ impl Runner {
         why: &dyn Fn() -> String,
     ) {
         let profile = role.profile();
+        let wf = self.workflow(t);
+        let lanes = Lanes::of(&wf);
         match role {
             Role::Triage => {
                 // A planned task is promoted by the next tick (once its dependencies are
                 // Done); one without a plan waits for the author.
                 let planned =
                     t.prompt.is_some() && !t.steps.is_empty() && t.status != "needs-replan";
-                if t.column == PLANNING
+                if t.column == lanes.planning
                     && !planned
                     && t.status != PARKED
                     && t.status != crate::board::PAUSED
@@ -799,7 +981,12 @@ impl Runner {
             }
             Role::Executor => {
                 // fn_task_done moved it on (Review), or it went back to planning / blocked.
-                if t.column == DRAFTING
+                if t.column == lanes.review && t.status == "awaiting-review" && route::has_code(&wf)
+                {
+                    // fn_task_done sent it to review; code nodes between the draft and the
+                    // review may send it elsewhere.
+                    self.after_draft(t, &wf, &lanes);
+                } else if t.column == lanes.drafting
                     && t.status != "failed"
                     && t.status != PARKED
                     && t.status != crate::board::PAUSED
@@ -814,7 +1001,7 @@ impl Runner {
                 }
             }
             Role::Reviewer => {
-                if t.column != REVIEW || t.status == crate::board::PAUSED {
+                if t.column != lanes.review || t.status == crate::board::PAUSED {
                     return;
                 }
                 let (verdict, notes) = if status == "completed" {
@@ -822,12 +1009,12 @@ impl Runner {
                 } else {
                     (Verdict::Unavailable, why())
                 };
-                self.verdict(t, sid, verdict, &notes);
+                self.verdict(t, sid, verdict, &notes, &wf);
             }
             Role::Merger => {
                 // merge_task_draft moves it to Done; fn_report_build_failure or a stale merge
                 // sends it back to Drafting.
-                if t.column == REVIEW && t.status == APPROVED {
+                if t.column == lanes.merge && t.status == APPROVED {
                     self.park(
                         t,
                         &format!("{profile} session {sid} ended without merging: {}", why()),
@@ -837,8 +1024,74 @@ impl Runner {
         }
     }
 
-    /// Apply a code review's verdict to `t` (in Review).
-    fn verdict(&self, t: &Task, sid: &str, verdict: Verdict, notes: &str) {
+    /// The walk from the drafting node once the executor's `fn_task_done` moved `t` to review.
+    fn after_draft(&self, t: &Task, wf: &Workflow, lanes: &Lanes) {
+        match route::walk(wf, WalkFrom::Drafting, "success", &mut |n| {
+            self.run_code(t, n)
+        }) {
+            Ok(None) => {}
+            Ok(Some(r)) if r.target == Target::Review => {
+                if !r.via.is_empty() {
+                    self.note(t, &r.via.join("; "));
+                }
+            }
+            Ok(Some(r)) => {
+                self.go(t, lanes, &r, "the draft");
+            }
+            Err(why) => {
+                self.park(t, &format!("after the draft, {why}"));
+            }
+        }
+    }
+
+    /// `t` waits in review with no status after its approved review was handed to the author:
+    /// the author released it (resumed it), so it goes to the merger without another review.
+    /// Any later verdict, completion or merge supersedes the hand-off.
+    fn handed_off(&self, t: &Task) -> bool {
+        if !t.status.is_empty() {
+            return false;
+        }
+        let outcomes = [
+            "handoff",
+            "approve",
+            "revise",
+            "rethink",
+            "completed",
+            "merged",
+        ];
+        self.board
+            .read(|c| tasks::logs_with_outcome(c, &t.id, &outcomes))
+            .ok()
+            .and_then(|v| v.last().and_then(|e| e.outcome.clone()))
+            .is_some_and(|o| o == "handoff")
+    }
+
+    fn release_handoff(&self, t: &Task) -> bool {
+        let lanes = Lanes::of(&self.workflow(t));
+        self.stage(
+            t,
+            &lanes.merge,
+            APPROVED,
+            "The author released the handed-off review: the merger comes next",
+            "approve",
+        )
+    }
+
+    /// Whether an approved review of `t` goes to the author instead of the merger (its
+    /// workflow's `reviewHandoffPolicy`), and the policy that says so.
+    fn handoff(&self, t: &Task, notes: &str) -> Option<&'static str> {
+        match self.settings(t).str(REVIEW_HANDOFF) {
+            Some("always") => Some("always"),
+            Some("comment-triggered") if notes.to_lowercase().contains("@author") => {
+                Some("comment-triggered")
+            }
+            _ => None,
+        }
+    }
+
+    /// Apply a code review's verdict to `t` (in its review lane).
+    fn verdict(&self, t: &Task, sid: &str, verdict: Verdict, notes: &str, wf: &Workflow) {
+        let lanes = Lanes::of(wf);
         let notes = if notes.trim().is_empty() {
             "(no notes)"
         } else {
@@ -846,11 +1099,48 @@ impl Runner {
         };
         match verdict {
             Verdict::Approve => {
+                let walked = route::walk(wf, WalkFrom::Review, "outcome:approve", &mut |n| {
+                    self.run_code(t, n)
+                });
+                let via = match walked {
+                    Err(why) => {
+                        self.park(
+                            t,
+                            &format!("after Review APPROVE (reviewer session {sid}), {why}"),
+                        );
+                        return;
+                    }
+                    Ok(Some(r)) if r.target != Target::Merge => {
+                        self.go(
+                            t,
+                            &lanes,
+                            &r,
+                            &format!("Review APPROVE (reviewer session {sid})"),
+                        );
+                        return;
+                    }
+                    Ok(r) => r
+                        .filter(|r| !r.via.is_empty())
+                        .map(|r| format!(" ({})", r.via.join("; ")))
+                        .unwrap_or_default(),
+                };
+                if let Some(policy) = self.handoff(t, notes) {
+                    self.stage(
+                        t,
+                        &t.column,
+                        PARKED,
+                        &format!(
+                            "Review APPROVE (reviewer session {sid}){via} is handed to the author ({REVIEW_HANDOFF} {policy}) instead of the merger: pause and resume it (p twice on the Board) to release it to the merger, or move it back for more work. Notes: {notes}"
+                        ),
+                        "handoff",
+                    );
+                    return;
+                }
                 self.stage(
                     t,
-                    REVIEW,
+                    &lanes.merge,
                     APPROVED,
-                    &format!("Review APPROVE (reviewer session {sid}): {notes}"),
+                    &format!("Review APPROVE (reviewer session {sid}){via}: {notes}"),
                     verdict.outcome(),
                 );
             }
@@ -864,7 +1154,7 @@ impl Runner {
                 if so_far >= bound {
                     self.stage(
                         t,
-                        REVIEW,
+                        &t.column,
                         PARKED,
                         &format!(
                             "Review {} (reviewer session {sid}) after {so_far} rework cycles: the bound of {} is reached; the task waits for the author (pause and resume it to review again). Notes: {notes}",
@@ -876,9 +1166,9 @@ impl Runner {
                     return;
                 }
                 let (column, status) = if verdict == Verdict::Revise {
-                    (DRAFTING, REVISE)
+                    (lanes.drafting.as_str(), REVISE)
                 } else {
-                    (PLANNING, "needs-replan")
+                    (lanes.planning.as_str(), "needs-replan")
                 };
                 self.stage(
                     t,

@@ -1,20 +1,33 @@
-//! What the scheduler does next with each task — a pure function of the board, so the rules
-//! are tested without sessions: which role session a task needs (or a promotion, which needs
-//! none), which tasks are left alone and why, and which runnable tasks get the free slots.
+//! What the scheduler does next with each task — a pure function of the board and the tasks'
+//! workflows, so the rules are tested without sessions: which role session a task needs (or a
+//! promotion, which needs none), which tasks are left alone and why, and which runnable tasks
+//! get the free slots.
 //!
-//! Rules (builtin:chapter): Planning without a plan (or `needs-replan`) → triage; Planning
-//! with a plan → promote to Drafting; Drafting (`""` or `revise`) → executor; Review
-//! (`awaiting-review` or `""`) → reviewer; Review `approved` → merger. Never scheduled: Done,
-//! Archived, `paused`, [`PARKED`] (waits for the author), `failed` (blocked by its
-//! `blockedBy`), a task with a dependency that is not Done, a task a session already works on.
-//! Order of the free slots: priority (urgent first), then the task nearest Done (Review, then
-//! Drafting, then Planning: finishing work frees the book sooner), then board order.
+//! **Any workflow.** A task's column is read through its workflow's lanes
+//! ([`crate::board::workflow::Lanes`]: which column is planning, drafting, review, merge,
+//! done, archived — from the workflow's nodes and column traits), so a custom workflow with
+//! its own column ids (`outline`, `draft`, `edit`, `done`) is scheduled like `builtin:chapter`.
+//! Rules: planning lane without a plan (or `needs-replan`) → triage; with a plan → promote;
+//! drafting lane (`""` or `revise`) → executor; review lane (`awaiting-review` or `""`) →
+//! reviewer; `approved` in the merge lane (the review column in the built-in) → merger. A
+//! column that is no lane is left alone ("no stage for its column").
+//! Never scheduled: a finished task (its workflow's done or archived column), `paused`,
+//! [`PARKED`] (waits for the author), `failed` (blocked by its `blockedBy`), a task with a
+//! dependency that is not finished, a task a session already works on.
+//!
+//! **WIP limits.** A column with the `wip` trait whose `limitSetting` names a number setting
+//! holds at most that many tasks a role session works on (the effective value of the task's
+//! workflow; `builtin:chapter`'s drafting column reads `maxParallelSteps`, default 2); a
+//! runnable task over it waits for a free place, it does not take the slot.
+//! Order of the free slots: priority (urgent first), then the task nearest done (review, then
+//! drafting, then planning: finishing work frees the book sooner), then board order.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use crate::board::{Task, ARCHIVED, DONE, DRAFTING, PAUSED, PLANNING, REVIEW};
+use crate::board::workflow::{Lanes, Resolved, Workflow};
+use crate::board::{Task, PAUSED};
 
 /// The sub-status of a task the scheduler stopped on: it waits for the author (a REVISE
 /// bound reached, a role session that ended without doing its part). Pausing and resuming
@@ -56,9 +69,56 @@ pub enum Next {
     Wait(&'static str),
 }
 
-/// What task `t` needs next; `done` holds the ids of Done and Archived tasks.
-pub fn next_for(t: &Task, done: &HashSet<&str>) -> Next {
-    if t.column == DONE || t.column == ARCHIVED {
+/// What the scheduler reads of one workflow: its lanes and its columns' WIP limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flow {
+    pub lanes: Lanes,
+    /// Column id → the most tasks role sessions may work on there at once.
+    pub wip: HashMap<String, usize>,
+}
+
+impl Flow {
+    /// `wf` with the effective settings `settings` (a `wip` limit names its setting).
+    pub fn of(wf: &Workflow, settings: &Resolved) -> Flow {
+        let wip = wf
+            .ir
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let t = c.traits.iter().find(|t| t.name == "wip")?;
+                let name = t.config.as_ref()?.get("limitSetting")?.as_str()?;
+                let n = settings.u64(name)?;
+                Some((
+                    c.id.clone(),
+                    usize::try_from(n.max(1)).unwrap_or(usize::MAX),
+                ))
+            })
+            .collect();
+        Flow {
+            lanes: Lanes::of(wf),
+            wip,
+        }
+    }
+
+    pub fn builtin() -> Flow {
+        Flow {
+            lanes: Lanes::builtin(),
+            wip: HashMap::new(),
+        }
+    }
+}
+
+/// Workflow id → its [`Flow`]; a task whose workflow is missing reads as `builtin:chapter`
+/// without limits.
+pub type Flows = HashMap<String, Flow>;
+
+fn flow_of<'a>(flows: &'a Flows, fallback: &'a Flow, t: &Task) -> &'a Flow {
+    flows.get(&t.workflow_id).unwrap_or(fallback)
+}
+
+/// What task `t` needs next in a workflow with `lanes`; `done` holds the ids of finished tasks.
+pub fn next_for(t: &Task, lanes: &Lanes, done: &HashSet<&str>) -> Next {
+    if lanes.finished(&t.column) {
         return Next::Wait("finished");
     }
     match t.status.as_str() {
@@ -70,15 +130,33 @@ pub fn next_for(t: &Task, done: &HashSet<&str>) -> Next {
     if t.dependencies.iter().any(|d| !done.contains(d.as_str())) {
         return Next::Wait("waits for its dependencies");
     }
-    match (t.column.as_str(), t.status.as_str()) {
-        (PLANNING, "needs-replan") => Next::Start(Role::Triage),
-        (PLANNING, _) if t.prompt.is_none() || t.steps.is_empty() => Next::Start(Role::Triage),
-        (PLANNING, _) => Next::Promote,
-        (DRAFTING, "" | REVISE) => Next::Start(Role::Executor),
-        (REVIEW, "" | "awaiting-review") => Next::Start(Role::Reviewer),
-        (REVIEW, APPROVED) => Next::Start(Role::Merger),
-        _ => Next::Wait("no stage for its status"),
+    let (col, st) = (t.column.as_str(), t.status.as_str());
+    if col == lanes.planning {
+        return if st == "needs-replan" || t.prompt.is_none() || t.steps.is_empty() {
+            Next::Start(Role::Triage)
+        } else {
+            Next::Promote
+        };
     }
+    if col == lanes.drafting {
+        return match st {
+            "" | REVISE => Next::Start(Role::Executor),
+            _ => Next::Wait("no stage for its status"),
+        };
+    }
+    if col == lanes.merge && st == APPROVED {
+        return Next::Start(Role::Merger);
+    }
+    if col == lanes.review {
+        return match st {
+            "" | "awaiting-review" => Next::Start(Role::Reviewer),
+            _ => Next::Wait("no stage for its status"),
+        };
+    }
+    if col == lanes.merge && st.is_empty() {
+        return Next::Start(Role::Merger);
+    }
+    Next::Wait("no stage for its column")
 }
 
 fn priority_rank(p: &str) -> u8 {
@@ -90,49 +168,77 @@ fn priority_rank(p: &str) -> u8 {
     }
 }
 
-fn stage_rank(column: &str) -> u8 {
-    match column {
-        REVIEW => 0,
-        DRAFTING => 1,
-        _ => 2,
+fn stage_rank(lanes: &Lanes, column: &str) -> u8 {
+    if column == lanes.review || column == lanes.merge {
+        0
+    } else if column == lanes.drafting {
+        1
+    } else {
+        2
     }
 }
 
 /// The tasks to act on now, in order: every promotion (they need no slot), then role
-/// sessions for at most `free` tasks. `busy` holds the tasks a session already works on.
-pub fn pick(tasks: &[Task], busy: &HashSet<&str>, free: usize) -> Vec<(String, Next)> {
+/// sessions for at most `free` tasks, each column's WIP limit kept. `busy` holds the tasks a
+/// session already works on.
+pub fn pick(
+    tasks: &[Task],
+    flows: &Flows,
+    busy: &HashSet<&str>,
+    free: usize,
+) -> Vec<(String, Next)> {
+    let fallback = Flow::builtin();
     let done: HashSet<&str> = tasks
         .iter()
-        .filter(|t| t.column == DONE || t.column == ARCHIVED)
+        .filter(|t| flow_of(flows, &fallback, t).lanes.finished(&t.column))
         .map(|t| t.id.as_str())
         .collect();
+    // Tasks worked on now, per (workflow, column), for the WIP limits.
+    let mut working: HashMap<(&str, &str), usize> = HashMap::new();
+    for t in tasks.iter().filter(|t| busy.contains(t.id.as_str())) {
+        *working
+            .entry((t.workflow_id.as_str(), t.column.as_str()))
+            .or_default() += 1;
+    }
     let mut promote = Vec::new();
-    let mut start: Vec<(&Task, Role)> = Vec::new();
+    let mut start: Vec<(&Task, Role, &Flow)> = Vec::new();
     for t in tasks {
         if busy.contains(t.id.as_str()) {
             continue;
         }
-        match next_for(t, &done) {
+        let flow = flow_of(flows, &fallback, t);
+        match next_for(t, &flow.lanes, &done) {
             Next::Promote => promote.push((t.id.clone(), Next::Promote)),
-            Next::Start(role) => start.push((t, role)),
+            Next::Start(role) => start.push((t, role, flow)),
             Next::Wait(_) => {}
         }
     }
     // Stable: board order breaks ties.
-    start.sort_by_key(|(t, _)| (priority_rank(&t.priority), stage_rank(&t.column)));
-    promote.extend(
-        start
-            .into_iter()
-            .take(free)
-            .map(|(t, r)| (t.id.clone(), Next::Start(r))),
-    );
+    start.sort_by_key(|(t, _, f)| (priority_rank(&t.priority), stage_rank(&f.lanes, &t.column)));
+    let mut taken = 0;
+    for (t, role, flow) in start {
+        if taken == free {
+            break;
+        }
+        let key = (t.workflow_id.as_str(), t.column.as_str());
+        if let Some(&limit) = flow.wip.get(&t.column) {
+            let n = working.entry(key).or_default();
+            if *n >= limit {
+                continue;
+            }
+            *n += 1;
+        }
+        taken += 1;
+        promote.push((t.id.clone(), Next::Start(role)));
+    }
     promote
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::Step;
+    use crate::board::{Step, ARCHIVED, DONE, DRAFTING, PLANNING, REVIEW};
+    use serde_json::json;
 
     fn task(id: &str, column: &str, status: &str) -> Task {
         Task {
@@ -169,7 +275,8 @@ mod tests {
     #[test]
     fn each_stage_gets_its_role() {
         let none = HashSet::new();
-        let n = |t: &Task| next_for(t, &none);
+        let lanes = Lanes::builtin();
+        let n = |t: &Task| next_for(t, &lanes, &none);
         assert_eq!(n(&task("A", PLANNING, "")), Next::Start(Role::Triage));
         assert_eq!(n(&planned(task("A", PLANNING, ""))), Next::Promote);
         assert_eq!(
@@ -195,16 +302,22 @@ mod tests {
             task("A", DONE, ""),
             task("A", ARCHIVED, ""),
         ] {
-            assert!(matches!(next_for(&t, &none), Next::Wait(_)), "{t:?}");
+            assert!(
+                matches!(next_for(&t, &Lanes::builtin(), &none), Next::Wait(_)),
+                "{t:?}"
+            );
         }
         let mut dep = task("B", DRAFTING, "");
         dep.dependencies = vec!["A".into()];
         assert_eq!(
-            next_for(&dep, &none),
+            next_for(&dep, &Lanes::builtin(), &none),
             Next::Wait("waits for its dependencies")
         );
         let done: HashSet<&str> = ["A"].into();
-        assert_eq!(next_for(&dep, &done), Next::Start(Role::Executor));
+        assert_eq!(
+            next_for(&dep, &Lanes::builtin(), &done),
+            Next::Start(Role::Executor)
+        );
     }
 
     #[test]
@@ -218,7 +331,7 @@ mod tests {
             planned(task("D", PLANNING, "")),
             task("E", REVIEW, "awaiting-review"),
         ];
-        let got = pick(&tasks, &HashSet::new(), 2);
+        let got = pick(&tasks, &Flows::new(), &HashSet::new(), 2);
         assert_eq!(
             got,
             [
@@ -229,8 +342,86 @@ mod tests {
         );
         // A task a session works on is skipped; no free slot starts nothing.
         let busy: HashSet<&str> = ["C"].into();
-        let got = pick(&tasks, &busy, 1);
+        let got = pick(&tasks, &Flows::new(), &busy, 1);
         assert_eq!(got[1], ("E".to_string(), Next::Start(Role::Reviewer)));
-        assert_eq!(pick(&tasks, &HashSet::new(), 0).len(), 1);
+        assert_eq!(pick(&tasks, &Flows::new(), &HashSet::new(), 0).len(), 1);
+    }
+
+    fn custom() -> Workflow {
+        let mut wf = crate::board::workflow::builtin_chapter();
+        wf.id = "scenes".into();
+        wf.builtin = false;
+        wf.ir = serde_json::from_value(json!({
+            "version": "v2", "name": "Scenes",
+            "columns": [
+                {"id": "outline", "name": "Outline", "traits": [{"trait": "intake"}]},
+                {"id": "draft", "name": "Draft", "traits": [{"trait": "wip", "config": {"limitSetting": "maxParallelSteps"}}]},
+                {"id": "edit", "name": "Edit", "traits": [{"trait": "human-review"}, {"trait": "merge"}]},
+                {"id": "done", "name": "Done", "traits": [{"trait": "complete"}]}
+            ],
+            "nodes": [], "edges": [],
+            "settings": [{"id": "maxParallelSteps", "name": "Parallel", "type": "number", "integer": true, "minimum": 1, "default": 1}]
+        }))
+        .expect("ir");
+        wf
+    }
+
+    fn on(mut t: Task, wf: &str) -> Task {
+        t.workflow_id = wf.into();
+        t
+    }
+
+    #[test]
+    fn a_custom_workflows_columns_get_their_roles_and_its_wip_limit() {
+        let wf = custom();
+        let settings = crate::board::workflow::settings::resolve(
+            &wf.id,
+            &wf.ir.settings,
+            &serde_json::Map::new(),
+        );
+        let flows: Flows = [(wf.id.clone(), Flow::of(&wf, &settings))].into();
+        let lanes = &flows["scenes"].lanes;
+        let none = HashSet::new();
+        let n = |t: Task| next_for(&on(t, "scenes"), lanes, &none);
+        assert_eq!(n(task("A", "outline", "")), Next::Start(Role::Triage));
+        assert_eq!(n(planned(task("A", "outline", ""))), Next::Promote);
+        assert_eq!(n(task("A", "draft", "")), Next::Start(Role::Executor));
+        assert_eq!(
+            n(task("A", "edit", "awaiting-review")),
+            Next::Start(Role::Reviewer)
+        );
+        assert_eq!(n(task("A", "edit", APPROVED)), Next::Start(Role::Merger));
+        assert_eq!(n(task("A", "done", "")), Next::Wait("finished"));
+        // The built-in's ids mean nothing in this workflow.
+        assert_eq!(
+            n(task("A", DRAFTING, "")),
+            Next::Wait("no stage for its column")
+        );
+
+        // maxParallelSteps = 1 on the draft column: one of two drafting tasks starts, the
+        // slot left goes to the next task in line.
+        let tasks = vec![
+            on(task("A", "draft", ""), "scenes"),
+            on(task("B", "draft", ""), "scenes"),
+            on(task("C", "outline", ""), "scenes"),
+        ];
+        let got = pick(&tasks, &flows, &HashSet::new(), 3);
+        assert_eq!(
+            got,
+            [
+                ("A".to_string(), Next::Start(Role::Executor)),
+                ("C".to_string(), Next::Start(Role::Triage)),
+            ]
+        );
+        // A busy drafting task holds the place.
+        let busy: HashSet<&str> = ["A"].into();
+        let got = pick(&tasks, &flows, &busy, 3);
+        assert_eq!(got, [("C".to_string(), Next::Start(Role::Triage))]);
+        // A dependency on a task in the custom done column counts as met.
+        let mut dep = on(task("D", "draft", ""), "scenes");
+        dep.dependencies = vec!["E".into()];
+        let tasks = vec![dep, on(task("E", "done", ""), "scenes")];
+        let got = pick(&tasks, &flows, &HashSet::new(), 3);
+        assert_eq!(got, [("D".to_string(), Next::Start(Role::Executor))]);
     }
 }

@@ -14,8 +14,10 @@
 //!   verdicts before the task waits for the author.
 //! - ● `reviewHandoffPolicy` (`disabled`): `always` hands every approved review to the author
 //!   instead of the merger; `comment-triggered` only when the reviewer's notes say `@author`.
-//! - `maxParallelSteps` (2), `requirePlanApproval` (false), `notificationLevel`
-//!   (`important`): declared for authors and agents to tune; not consumed yet.
+//! - ● `maxParallelSteps` (2): the drafting column's `wip` limit (its `limitSetting`): tasks
+//!   role sessions work on there at once.
+//! - `requirePlanApproval` (false), `notificationLevel` (`important`): declared for authors
+//!   and agents to tune; not consumed yet.
 
 use std::sync::LazyLock;
 

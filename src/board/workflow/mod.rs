@@ -12,6 +12,7 @@
 pub mod builtin;
 mod graph;
 pub mod ir;
+pub mod lanes;
 pub mod settings;
 pub mod traits;
 pub mod validate;
@@ -26,6 +27,7 @@ use super::error::{BoardError, BoardResult};
 use super::{json_col, now, Outcome, Touched};
 pub use builtin::CHAPTER_ID;
 pub use ir::{FieldDefinition, IrColumn, WorkflowIr};
+pub use lanes::Lanes;
 pub use settings::Resolved;
 
 /// A workflow as tools and panes see it.
@@ -162,6 +164,15 @@ pub fn require(c: &Connection, id: &str) -> BoardResult<Workflow> {
 /// The workflow a task runs.
 pub fn for_task(c: &Connection, t: &super::Task) -> BoardResult<Workflow> {
     require(c, &t.workflow_id)
+}
+
+/// The lanes (which column is which lifecycle stage) of the workflow task `t` runs. Never
+/// fails: a workflow that is gone or corrupt reads as `builtin:chapter`'s lanes.
+pub fn lanes_for_task(c: &Connection, t: &super::Task) -> Lanes {
+    match load(c, &t.workflow_id) {
+        Ok(Some(wf)) => Lanes::of(&wf),
+        _ => Lanes::builtin(),
+    }
 }
 
 /// Built-ins first, then the custom workflows in creation order.

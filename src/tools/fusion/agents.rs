@@ -40,7 +40,7 @@ use serde_json::{json, Value};
 use super::{board, err, task_of, SESSION_TASK};
 use crate::board::assign;
 use crate::board::tasks::{self as bt, NewTask};
-use crate::board::{BoardResult, Outcome, ARCHIVED, DONE};
+use crate::board::{BoardResult, Outcome};
 use crate::engine::agents::{AgentHost, InvokeMode, InvokeRequest, SYSTEM_PROMPT_KEY};
 use crate::engine::author::AUTHOR_PROFILE;
 use crate::engine::inputs::{render_answers, Question, QuestionOption};
@@ -438,7 +438,7 @@ impl DelegateTask {
                     out.value["assignee"] = json!(other);
                 }
                 Some(_) => out.value["assignee"] = json!(agent),
-                None if t.column == DONE || t.column == ARCHIVED => {
+                None if crate::board::workflow::lanes_for_task(c, &t).finished(&t.column) => {
                     out.value["assignee"] = Value::Null;
                 }
                 None => {
@@ -548,8 +548,14 @@ impl TypedTool for SpawnAgent {
     fn run(&self, ctx: &ToolCtx, a: &SpawnArgs) -> Result<ToolOutput, ToolError> {
         let e = services(ctx)?;
         let task = task_of(ctx, None)?;
-        let t = board(ctx).read(|c| bt::require(c, &task)).map_err(err)?;
-        if t.column == DONE || t.column == ARCHIVED {
+        let (t, finished) = board(ctx)
+            .read(|c| {
+                let t = bt::require(c, &task)?;
+                let finished = crate::board::workflow::lanes_for_task(c, &t).finished(&t.column);
+                Ok((t, finished))
+            })
+            .map_err(err)?;
+        if finished {
             return Err(AgentToolError::TaskEnded {
                 id: task,
                 column: t.column,

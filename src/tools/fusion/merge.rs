@@ -70,7 +70,7 @@ fn planned(ctx: &ToolCtx, a: &MergeArgs) -> Result<Planned, ToolError> {
     let task = board(ctx)
         .read(|c| {
             let t = bt::require(c, &id)?;
-            bt::need_column(&t, "merge_task_draft", &[REVIEW])?;
+            bt::need_column(c, &t, "merge_task_draft", &[REVIEW])?;
             Ok(t)
         })
         .map_err(err)?;

@@ -40,15 +40,14 @@ impl TypedTool for ReviewSpec {
 
     fn run(&self, ctx: &ToolCtx, _: &NoArgs) -> Result<ToolOutput, ToolError> {
         let id = task_of(ctx, None)?;
-        let t = board(ctx).read(|c| bt::require(c, &id)).map_err(err)?;
-        if t.column != PLANNING {
-            return Err(err(BoardError::WrongColumn {
-                id: t.id.clone(),
-                column: t.column.clone(),
-                action: "fn_review_spec",
-                allowed: vec![PLANNING],
-            }));
-        }
+        // Planning is the task's workflow's planning lane (bt::need_column reads it).
+        let t = board(ctx)
+            .read(|c| {
+                let t = bt::require(c, &id)?;
+                bt::need_column(c, &t, "fn_review_spec", &[PLANNING])?;
+                Ok(t)
+            })
+            .map_err(err)?;
         if t.prompt.is_none() {
             return Err(err(BoardError::Unplanned { id: t.id.clone() }));
         }
