@@ -18,8 +18,8 @@
 pub mod agents;
 pub mod artifacts;
 pub mod docs;
-pub mod evaluations;
 pub mod durable_agents;
+pub mod evaluations;
 pub mod goals;
 pub mod mailbox;
 pub mod memory;

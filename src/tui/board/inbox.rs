@@ -378,7 +378,8 @@ pub fn draw_detail(app: &AppState, v: &InboxView, area: Rect, buf: &mut Buffer) 
     let opened = v.opened.as_ref().filter(|(id, _)| id == &m.id);
     match opened {
         None => lines.push(dim(if m.mail_kind() == MailKind::Approval {
-            "Enter opens it · a jumps to the Approvals pane (it goes when you decide the call)".into()
+            "Enter opens it · a jumps to the Approvals pane (it goes when you decide the call)"
+                .into()
         } else {
             "Enter opens it (marks it read) and shows its thread · r replies".into()
         })),
