@@ -33,7 +33,6 @@ use serde_json::{json, Value};
 use super::assign::{assignee, clear_assignee, set_assignee};
 use super::error::{BoardError, BoardResult};
 use super::mailbox::{ResponseMode, USER_ID};
-use super::model::{ARCHIVED, DONE};
 use super::{json_col, now, Outcome, Touched};
 use crate::protocol::TargetState;
 
@@ -381,11 +380,14 @@ pub fn response_mode(c: &Connection, agent_id: &str) -> BoardResult<ResponseMode
         .unwrap_or(ResponseMode::Immediate))
 }
 
-/// The open tasks (not Done, not Archived) assigned to `id`, in id order.
+/// The open tasks (not in their workflow's done or archived column) assigned to `id`, in id
+/// order.
 pub fn assigned_tasks(c: &Connection, id: &str) -> BoardResult<Vec<String>> {
     Ok(super::tasks::all(c, None)?
         .into_iter()
-        .filter(|t| t.column != DONE && t.column != ARCHIVED && assignee(t) == Some(id))
+        .filter(|t| {
+            assignee(t) == Some(id) && !super::workflow::lanes_for_task(c, t).finished(&t.column)
+        })
         .map(|t| t.id)
         .collect())
 }

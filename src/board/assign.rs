@@ -69,7 +69,7 @@ pub fn clear_assignee(c: &Connection, id: &str, actor: Option<&str>) -> BoardRes
     let Some(was) = fields.remove(ASSIGNEE_FIELD) else {
         return Ok(Outcome::default());
     };
-    if t.column == DONE || t.column == ARCHIVED {
+    if crate::board::workflow::lanes_for_task(c, &t).finished(&t.column) {
         return Ok(Outcome::default());
     }
     c.execute(
