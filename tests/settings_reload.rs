@@ -127,7 +127,7 @@ fn the_running_tui_reloads_the_keymap_and_the_config() {
         book.display()
     );
     let t = Tmux::start(&format!("nbook-reload-{}", std::process::id()), &cmd);
-    let long = Duration::from_secs(30);
+    let long = Duration::from_secs(60);
     t.wait_for("the TUI", long, |s| s.contains("1 Files"));
     // A keymap with one bad line: reported with file and line; the good line works (Q quits
     // only after the reload, so it is checked last).

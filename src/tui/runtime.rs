@@ -448,10 +448,13 @@ fn watch_settings(
     keymap_file: Option<std::path::PathBuf>,
     tx: UnboundedSender<Msg>,
 ) -> tokio::task::JoinHandle<()> {
+    // The bytes the keymap in force came from, read now, before the first frame is drawn:
+    // read inside the task, a keymap written while the task waited to be scheduled (a busy
+    // machine) would count as already seen and never be reloaded.
+    let mut keymap_seen = keymap_file.as_ref().map(|f| std::fs::read(f).ok());
     tokio::spawn(async move {
         let mut every = tokio::time::interval(Duration::from_secs(2));
         every.tick().await;
-        let mut keymap_seen = keymap_file.as_ref().map(|f| std::fs::read(f).ok());
         loop {
             every.tick().await;
             let e = engine.clone();
