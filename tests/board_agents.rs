@@ -6,69 +6,38 @@
 //! concurrency limit and stopped when its parent's task ends, and a question card answered in
 //! the author's form arriving as the session's next message.
 
+#[allow(dead_code)]
+mod engine_support;
+
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use engine_support::{call, Fx, APPROVE};
 use nbook::agent::host::{Host, ProviderSource};
 use nbook::agent::{Provider, ReplayProvider};
 use nbook::board::tasks::{self as bt, NewTask};
 use nbook::board::Board;
-use nbook::config::{Config, Dirs, Preset};
+use nbook::config::{Config, Preset};
 use nbook::engine::agents::{InvokeMode, InvokeRequest};
 use nbook::engine::jobs::{DeliveryStatus, JobStatus};
 use nbook::engine::{
-    Approval, CallResult, CallStatus, Decision, Engine, LogRecord, Mode, SessionState, ToolCall,
+    Approval, CallResult, CallStatus, Decision, Engine, LogRecord, Mode, SessionState,
 };
 use nbook::tools::fusion::agents::{running_task_sessions, SESSION_PARENT};
 use nbook::tools::fusion::SESSION_TASK;
 use nbook::tui::widgets::forms::AnswerForm;
 use serde_json::{json, Value};
 
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    engine: Arc<Engine>,
-}
-
 fn fx() -> Fx {
     fx_with(|_| {})
 }
 
 fn fx_with(adjust: impl FnOnce(&mut Config)) -> Fx {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("book");
-    nbook::workspace::init::init(&root, Some("Book")).unwrap();
-    let dirs = Dirs {
-        config: tmp.path().join("home"),
-        data: tmp.path().join("home/data"),
-        logs: tmp.path().join("home/logs"),
-    };
     let mut config = Config::default();
     config.approval.preset = Preset::Supervised;
     adjust(&mut config);
-    let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine =
-        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
-    Fx {
-        _tmp: tmp,
-        root,
-        engine,
-    }
-}
-
-const APPROVE: Approval = Approval::Auto {
-    decision: Decision::Approve,
-    by: "test",
-};
-
-fn call(name: &str, args: Value) -> ToolCall {
-    ToolCall {
-        id: String::new(),
-        name: name.into(),
-        arguments: args,
-    }
+    engine_support::fx_with(config)
 }
 
 impl Fx {

@@ -7,16 +7,20 @@
 //! rebases a stale draft that applies cleanly and returns a conflicting one to Drafting;
 //! `fn_report_build_failure` sends the task back with its message.
 
+#[allow(dead_code)]
+mod engine_support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use engine_support::{call, APPROVE};
 use nbook::board::draft::{self, DraftChangeKind};
 use nbook::board::tasks::{self, Done, DoneOutcome, NewTask};
 use nbook::board::Board;
 use nbook::config::{Config, Dirs, Preset};
 use nbook::engine::{
-    Approval, CallResult, CallStatus, ChangeKind, Decision, Engine, Mode, PreviewBody, ToolCall,
+    Approval, CallResult, CallStatus, ChangeKind, Decision, Engine, Mode, PreviewBody,
 };
 use nbook::tools::fusion::SESSION_TASK;
 use serde_json::{json, Value};
@@ -27,11 +31,6 @@ struct Fx {
     engine: Arc<Engine>,
     board: Board,
 }
-
-const APPROVE: Approval = Approval::Auto {
-    decision: Decision::Approve,
-    by: "test",
-};
 
 /// Any call that asks the author is rejected: a call that succeeds under it never asked.
 fn reject() -> Approval {
@@ -133,14 +132,6 @@ macro_rules! both_areas {
             $case(fx_git()).await
         }
     };
-}
-
-fn call(name: &str, args: Value) -> ToolCall {
-    ToolCall {
-        id: String::new(),
-        name: name.into(),
-        arguments: args,
-    }
 }
 
 /// Every file of the project outside `.nbook/`, with its bytes.

@@ -6,15 +6,19 @@
 //! reports only, identity limits and the identity in the system prompt, delete with assigned
 //! tasks, and the mailbox's response mode from the agent's runtime config.
 
+#[allow(dead_code)]
+mod engine_support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use engine_support::{call, APPROVE};
 use nbook::board::mailbox::{response_mode, ResponseMode};
 use nbook::board::tasks as bt;
 use nbook::board::Board;
 use nbook::config::{Config, Dirs, Preset};
-use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, Mode, ToolCall};
+use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, Mode};
 use nbook::tools::fusion::memory::SESSION_AGENT;
 use serde_json::{json, Value};
 
@@ -50,19 +54,6 @@ fn fx_with(preset: Preset) -> Fx {
         root,
         outside,
         engine,
-    }
-}
-
-const APPROVE: Approval = Approval::Auto {
-    decision: Decision::Approve,
-    by: "test",
-};
-
-fn call(name: &str, args: Value) -> ToolCall {
-    ToolCall {
-        id: String::new(),
-        name: name.into(),
-        arguments: args,
     }
 }
 

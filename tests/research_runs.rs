@@ -5,6 +5,9 @@
 //! behind the real agent host, which runs the `research.synthesis` agent. The run's record is
 //! read back from the project's SQLite file, its job from the engine's job store.
 
+#[allow(dead_code)]
+mod engine_support;
+
 mod provider_support;
 
 use std::io::{Read, Write};
@@ -13,6 +16,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use engine_support::APPROVE;
 use nbook::agent::build_provider_with;
 use nbook::agent::host::{Host, ProviderSource};
 use nbook::config::{Config, Dirs, Preset, WebConfig};
@@ -209,11 +213,6 @@ struct Fx {
     model: provider_support::Server,
     _host: Option<Arc<Host>>,
 }
-
-const APPROVE: Approval = Approval::Auto {
-    decision: Decision::Approve,
-    by: "test",
-};
 
 /// A project whose search provider and pages are `web()`, whose model server answers with
 /// `replies`, with the agent host attached unless `host` is false.
