@@ -666,18 +666,30 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
             return crate::tui::board::goals::draw_list(app, at, error.as_deref(), area, buf);
         }
     };
-    let r = centered(area, 72, if error.is_some() { 8 } else { 6 });
+    // The question wraps (a settings list or a steer's explanation is longer than one row);
+    // the frame grows by the rows it takes, the input stays right under it.
+    const WIDTH: u16 = 72;
+    let inner_width = area.width.min(WIDTH).saturating_sub(2) as usize;
+    let ask =
+        crate::tui::widgets::wrap::wrap_line(&Line::from(Span::styled(ask, t.dim)), inner_width, 0);
+    let ask_rows = ask.len().max(1) as u16;
+    let r = centered(area, WIDTH, ask_rows + if error.is_some() { 7 } else { 5 });
     let inside = overlay_frame(&title, r, buf, t);
-    put_line(buf, inside, 0, &Line::from(Span::styled(ask, t.dim)));
-    if inside.height > 1 {
-        input.render(Rect::new(inside.x, inside.y + 1, inside.width, 1), buf);
+    for (y, row) in ask.iter().enumerate() {
+        put_line(buf, inside, y as u16, row);
+    }
+    if inside.height > ask_rows {
+        input.render(
+            Rect::new(inside.x, inside.y + ask_rows, inside.width, 1),
+            buf,
+        );
     }
     if let Some(e) = error {
         let a = Rect::new(
             inside.x,
-            inside.y + 2,
+            inside.y + ask_rows + 1,
             inside.width,
-            inside.height.saturating_sub(2),
+            inside.height.saturating_sub(ask_rows + 1),
         );
         draw_top_down(
             a,
