@@ -7,43 +7,15 @@
 
 mod tui_story_support;
 
-use std::sync::Arc;
-
 use nbook::board::tasks::{self as bt, NewTask};
 use nbook::board::Board;
-use nbook::engine::Engine;
-use nbook::tui::action::{Action, Effect};
+use nbook::tui::action::Effect;
 use nbook::tui::app::{AppState, Pane};
-use nbook::tui::board::jobs;
+use tui_story_support::board_ui::{keys, paste, run};
 use tui_story_support::tui_support::empty_app_with;
 use tui_story_support::*;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
-
-fn run(engine: &Arc<Engine>, app: &mut AppState, fx: Vec<Effect>) {
-    let mut queue = fx;
-    while !queue.is_empty() {
-        let next = match queue.remove(0) {
-            Effect::BoardJob { ticket, job } => {
-                let _in_runtime = rt().enter();
-                let result = jobs::run(engine, job);
-                app.update(Action::BoardJobDone { ticket, result })
-            }
-            _ => Vec::new(),
-        };
-        queue.extend(next);
-    }
-}
-
-fn keys(b: &Book, app: &mut AppState, k: &str) {
-    let fx = press(app, k);
-    run(&b.engine, app, fx);
-}
-
-fn paste(b: &Book, app: &mut AppState, text: &str) {
-    let fx = app.update(Action::Paste(text.into()));
-    run(&b.engine, app, fx);
-}
 
 /// A book with task NB-001 and an executor session that worked on it.
 fn book_with_run() -> (Book, String) {

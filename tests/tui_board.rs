@@ -7,15 +7,12 @@
 
 mod tui_story_support;
 
-use std::sync::Arc;
-
 use nbook::board::tasks::{self as bt, NewTask, Update};
-use nbook::board::{docs, goals, Board, StepStatus};
-use nbook::engine::Engine;
-use nbook::tui::action::{Action, Effect};
-use nbook::tui::app::{AppState, Pane};
-use nbook::tui::board::jobs;
+use nbook::board::{docs, goals, StepStatus};
+use nbook::tui::action::Action;
+use nbook::tui::app::Pane;
 use serde_json::json;
+use tui_story_support::board_ui::{app, board, keys};
 use tui_story_support::*;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
@@ -24,10 +21,6 @@ fn prompt(id: &str) -> String {
     format!(
         "# Task: {id} — Draft chapter 12\n\n## Mission\nDraft chapter 12 from its brief.\n\n## Steps\n### Step 0: Preflight\nRead the brief.\n### Step 1: Draft the opening\n### Step 2: Draft the ending\n\n## File Scope\n- manuscript/012-chapter/*.md\n\n## Acceptance Criteria\n- The brief's ending is reached.\n"
     )
-}
-
-fn board(b: &Book) -> Board {
-    Board::new(&b.root, "book")
 }
 
 fn create(b: &Book, description: &str) {
@@ -98,41 +91,6 @@ fn filled() -> Book {
     })
     .unwrap();
     b
-}
-
-/// Run effects as the runtime would (Board jobs; others dropped) until none are left.
-fn run(engine: &Arc<Engine>, app: &mut AppState, fx: Vec<Effect>) {
-    let mut queue = fx;
-    while !queue.is_empty() {
-        let next = match queue.remove(0) {
-            Effect::BoardJob { ticket, job } => {
-                let _in_runtime = rt().enter();
-                let result = jobs::run(engine, job);
-                app.update(Action::BoardJobDone { ticket, result })
-            }
-            _ => Vec::new(),
-        };
-        queue.extend(next);
-    }
-}
-
-fn keys(b: &Book, app: &mut AppState, k: &str) {
-    let fx = press(app, k);
-    run(&b.engine, app, fx);
-}
-
-/// An app on the book with the Board focused and loaded.
-fn app(b: &Book, w: u16, h: u16) -> AppState {
-    let (mut app, _) = empty_app(w, h);
-    let fx: Vec<Effect> = app
-        .start()
-        .into_iter()
-        .filter(|f| matches!(f, Effect::BoardJob { .. }))
-        .collect();
-    run(&b.engine, &mut app, fx);
-    keys(b, &mut app, "6");
-    assert_eq!(app.focus, Pane::Board);
-    app
 }
 
 fn snap(name: &str, book: impl Fn() -> Book, then: &str) {

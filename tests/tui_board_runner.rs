@@ -8,18 +8,15 @@ mod tui_story_support;
 
 use std::sync::Arc;
 
+use nbook::board::steering;
 use nbook::board::tasks::{self as bt, NewTask};
-use nbook::board::{steering, Board};
 use nbook::engine::Engine;
 use nbook::runner::{RunnerStatus, SessionLine};
 use nbook::tui::action::{Action, Effect};
 use nbook::tui::app::{AppState, Pane};
 use nbook::tui::board::jobs;
+use tui_story_support::board_ui::board;
 use tui_story_support::*;
-
-fn board(b: &Book) -> Board {
-    Board::new(&b.root, "book")
-}
 
 fn create(b: &Book, description: &str) {
     board(b)

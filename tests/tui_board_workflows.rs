@@ -8,60 +8,12 @@
 
 mod tui_story_support;
 
-use std::sync::Arc;
-
 use nbook::board::workflow::{self as wf, Actor, NewWorkflow};
-use nbook::board::Board;
-use nbook::engine::Engine;
-use nbook::tui::action::{Action, Effect};
-use nbook::tui::app::{AppState, Pane};
-use nbook::tui::board::jobs;
 use serde_json::json;
+use tui_story_support::board_ui::{app, board, keys, paste};
 use tui_story_support::*;
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
-
-fn board(b: &Book) -> Board {
-    Board::new(&b.root, "book")
-}
-
-fn run(engine: &Arc<Engine>, app: &mut AppState, fx: Vec<Effect>) {
-    let mut queue = fx;
-    while !queue.is_empty() {
-        let next = match queue.remove(0) {
-            Effect::BoardJob { ticket, job } => {
-                let _in_runtime = rt().enter();
-                let result = jobs::run(engine, job);
-                app.update(Action::BoardJobDone { ticket, result })
-            }
-            _ => Vec::new(),
-        };
-        queue.extend(next);
-    }
-}
-
-fn keys(b: &Book, app: &mut AppState, k: &str) {
-    let fx = press(app, k);
-    run(&b.engine, app, fx);
-}
-
-fn paste(b: &Book, app: &mut AppState, text: &str) {
-    let fx = app.update(Action::Paste(text.into()));
-    run(&b.engine, app, fx);
-}
-
-fn app(b: &Book, w: u16, h: u16) -> AppState {
-    let (mut app, _) = empty_app(w, h);
-    let fx: Vec<Effect> = app
-        .start()
-        .into_iter()
-        .filter(|f| matches!(f, Effect::BoardJob { .. }))
-        .collect();
-    run(&b.engine, &mut app, fx);
-    keys(b, &mut app, "6");
-    assert_eq!(app.focus, Pane::Board);
-    app
-}
 
 /// A book with a custom workflow "Scenes" (a custom column, a setting) and an orphaned value.
 fn with_custom() -> Book {

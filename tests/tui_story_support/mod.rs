@@ -17,6 +17,7 @@ use nbook::tui::app::AppState;
 use nbook::tui::story::jobs;
 use nbook::tui::story::RowNode;
 
+pub mod board_ui;
 #[path = "../tui_support/mod.rs"]
 pub mod tui_support;
 pub use tui_support::{empty_app, press, render};
