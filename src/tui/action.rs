@@ -289,6 +289,8 @@ pub enum Action {
     },
     /// A session asked for from the new-session form was created (or refused).
     SessionCreated(Result<SessionInfo, String>),
+    /// The durable agents for the new-session form (or why they could not be read).
+    DurableAgentsLoaded(Result<Vec<crate::tui::widgets::forms::AgentChoice>, String>),
     /// The engine took the answers (`Ok`) or refused them with a reason (the question stays).
     AnswerChecked {
         id: String,
@@ -492,8 +494,12 @@ pub enum Effect {
     CancelRun {
         session_id: String,
     },
+    /// Read the durable agents for the new-session form.
+    LoadDurableAgents,
     CreateSession {
         profile: String,
+        /// Start the session as this durable agent (`profile` is its role's profile).
+        agent: Option<String>,
         /// A key of config.toml's `[models]`; `None` uses the profile's default.
         model: Option<String>,
         title: String,
