@@ -15,6 +15,7 @@
 
 pub mod artifacts;
 pub mod columns;
+pub mod compose;
 pub mod commands;
 pub mod goals;
 pub mod inbox;
