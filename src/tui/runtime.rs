@@ -247,21 +247,7 @@ impl Executor {
                 Err(e) => self.send(Action::EffectFailed(format!("Not cancelled: {e}"))),
             },
             Effect::LoadDurableAgents => self.blocking(move |x| {
-                let r = x
-                    .engine
-                    .durable_agents()
-                    .map(|list| {
-                        list.into_iter()
-                            .map(|a| crate::tui::widgets::forms::AgentChoice {
-                                profile: a.role.profile().to_string(),
-                                role: a.role.as_str().to_string(),
-                                id: a.id,
-                                name: a.name,
-                            })
-                            .collect()
-                    })
-                    .map_err(|e| e.to_string());
-                Action::DurableAgentsLoaded(r)
+                Action::DurableAgentsLoaded(crate::tui::widgets::forms::agent_choices(&x.engine))
             }),
             Effect::CreateSession {
                 profile,

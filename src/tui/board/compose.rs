@@ -289,7 +289,7 @@ impl AppState {
 pub fn draw_form(app: &AppState, f: &MailForm, area: Rect, buf: &mut Buffer) {
     let t = &app.theme;
     let list_h = f.rows().len().clamp(1, 6);
-    let h = 8 + list_h as u16 + if f.error.is_some() { 2 } else { 0 };
+    let h = 8 + list_h as u16 + if f.error.is_some() { 3 } else { 0 };
     let r = centered(area, 80, h);
     let title = match f.kind {
         MailFormKind::Message => "New message",

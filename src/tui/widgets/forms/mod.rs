@@ -247,6 +247,20 @@ pub struct AgentChoice {
     pub profile: String,
 }
 
+/// The durable agents as the new-session form lists them (read off the UI task).
+pub fn agent_choices(engine: &crate::engine::Engine) -> Result<Vec<AgentChoice>, String> {
+    let list = engine.durable_agents().map_err(|e| e.to_string())?;
+    Ok(list
+        .into_iter()
+        .map(|a| AgentChoice {
+            profile: a.role.profile().to_string(),
+            role: a.role.as_str().to_string(),
+            id: a.id,
+            name: a.name,
+        })
+        .collect())
+}
+
 /// What the first list of the new-session form picked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Chosen<'a> {
