@@ -119,8 +119,20 @@ fn a_session_as_a_durable_agent_has_its_profile_identity_and_mark() {
     let b = empty_book();
     let e = b.engine.clone();
     let a = agent(&e, "Continuity", "immediate");
+    let mut events = e.subscribe();
     let s = e.create_agent_session(&a, Mode::Normal, "").unwrap();
     assert_eq!(s.profile, "heartbeat", "a custom agent runs as heartbeat");
+    // The last session event (what the Sessions pane keeps) names the agent too: the list
+    // would otherwise show the session without it.
+    let mut last = None;
+    while let Ok(ev) = events.try_recv() {
+        if let nbook::engine::EngineEvent::Session { session } = ev {
+            if session.id == s.id {
+                last = Some(session);
+            }
+        }
+    }
+    assert_eq!(last.expect("a session event").agent.as_deref(), Some(a.as_str()));
     assert_eq!(s.agent.as_deref(), Some(a.as_str()));
     assert_eq!(s.title, format!("Continuity ({a})"));
     assert_eq!(e.session_state(&s.id)["board.agent"], json!(a));

@@ -624,12 +624,16 @@ impl Engine {
             let mut map = (*s.custom).clone();
             for (k, v) in &updates {
                 map.insert(k.clone(), v.clone());
-                // The Sessions pane names the durable agent a session runs as.
-                if k == agent_session::AGENT_STATE_KEY {
-                    s.info.agent = agent_session::agent_of(v);
-                }
             }
             s.custom = Arc::new(map);
+        }
+        // The Sessions pane names the durable agent a session runs as: every client hears it.
+        if let Some((_, v)) = updates
+            .iter()
+            .find(|(k, _)| k == agent_session::AGENT_STATE_KEY)
+        {
+            let agent = agent_session::agent_of(v);
+            self.update_session(id, |s| s.agent = agent);
         }
         for (key, value) in updates {
             self.append(id, LogRecord::Custom { key, value })?;
