@@ -132,7 +132,10 @@ fn a_session_as_a_durable_agent_has_its_profile_identity_and_mark() {
             }
         }
     }
-    assert_eq!(last.expect("a session event").agent.as_deref(), Some(a.as_str()));
+    assert_eq!(
+        last.expect("a session event").agent.as_deref(),
+        Some(a.as_str())
+    );
     assert_eq!(s.agent.as_deref(), Some(a.as_str()));
     assert_eq!(s.title, format!("Continuity ({a})"));
     assert_eq!(e.session_state(&s.id)["board.agent"], json!(a));
@@ -150,9 +153,14 @@ fn a_session_as_a_durable_agent_has_its_profile_identity_and_mark() {
     let err = e
         .create_agent_session("agent-042", Mode::Normal, "")
         .unwrap_err();
-    assert!(matches!(err, AgentSessionError::UnknownAgent { .. }), "{err}");
+    assert!(
+        matches!(err, AgentSessionError::UnknownAgent { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("fn_list_agents"), "{err}");
-    let err = e.create_agent_session("writer", Mode::Normal, "").unwrap_err();
+    let err = e
+        .create_agent_session("writer", Mode::Normal, "")
+        .unwrap_err();
     assert!(matches!(err, AgentSessionError::NotAgentId { .. }), "{err}");
     assert!(err.to_string().contains("agent-<n>"), "{err}");
     assert_eq!(e.sessions().len(), before, "no session was created");
@@ -181,7 +189,11 @@ fn a_message_to_an_immediate_agent_reaches_its_live_session_at_once() {
     let a = agent(&e, "Continuity", "immediate");
     let s = e.create_agent_session(&a, Mode::Normal, "").unwrap();
     let _in_rt = rt().enter();
-    let _host = Host::attach(e.clone(), scripts("heartbeat", "Noted: the fog stays."), APPROVE);
+    let _host = Host::attach(
+        e.clone(),
+        scripts("heartbeat", "Noted: the fog stays."),
+        APPROVE,
+    );
     let r = author(
         &e,
         "fn_send_message",
@@ -205,8 +217,16 @@ fn a_message_to_an_immediate_agent_reaches_its_live_session_at_once() {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_eq!(got.len(), 1, "delivered once as the next message: {got:?}");
-    assert!(got[0].contains("Keep the fog for the last scene."), "{}", got[0]);
-    assert!(got[0].contains(&format!("Mail {id} from the author")), "{}", got[0]);
+    assert!(
+        got[0].contains("Keep the fog for the last scene."),
+        "{}",
+        got[0]
+    );
+    assert!(
+        got[0].contains(&format!("Mail {id} from the author")),
+        "{}",
+        got[0]
+    );
     assert!(mail(&b, &id).read, "handed over: read");
 }
 
@@ -242,7 +262,11 @@ fn a_message_to_an_on_heartbeat_agent_stays_unread_until_its_next_run() {
         },
         APPROVE,
     ));
-    assert!(read.content.contains("The outline changed."), "{}", read.content);
+    assert!(
+        read.content.contains("The outline changed."),
+        "{}",
+        read.content
+    );
     assert!(mail(&b, &id).read);
 }
 
@@ -253,19 +277,38 @@ fn the_recipients_are_agents_with_their_modes_profiles_and_sessions() {
     let quick = agent(&e, "Quick", "immediate");
     let owl = agent(&e, "Owl", "on-heartbeat");
     let s = e.create_agent_session(&quick, Mode::Normal, "").unwrap();
-    let w = e.create_session("writer", Mode::Normal, "drafting", None).unwrap();
+    let w = e
+        .create_session("writer", Mode::Normal, "drafting", None)
+        .unwrap();
     let list = e.mail_recipients().unwrap();
-    let get = |id: &str| list.iter().find(|r| r.id == id).unwrap_or_else(|| panic!("{id} in {list:?}"));
+    let get = |id: &str| {
+        list.iter()
+            .find(|r| r.id == id)
+            .unwrap_or_else(|| panic!("{id} in {list:?}"))
+    };
     assert_eq!(get(&quick).kind, RecipientKind::Durable);
     assert_eq!(get(&quick).live_session.as_deref(), Some(s.id.as_str()));
-    assert!(get(&quick).reach().contains("at once"), "{}", get(&quick).reach());
+    assert!(
+        get(&quick).reach().contains("at once"),
+        "{}",
+        get(&quick).reach()
+    );
     assert_eq!(get(&owl).mode, mb::ResponseMode::OnHeartbeat);
-    assert!(get(&owl).reach().contains("next run"), "{}", get(&owl).reach());
+    assert!(
+        get(&owl).reach().contains("next run"),
+        "{}",
+        get(&owl).reach()
+    );
     assert_eq!(get("writer").kind, RecipientKind::Profile);
-    assert_eq!(get(&format!("session:{}", w.id)).kind, RecipientKind::Session);
+    assert_eq!(
+        get(&format!("session:{}", w.id)).kind,
+        RecipientKind::Session
+    );
     assert!(get(&format!("session:{}", s.id)).label.contains(&quick));
     assert!(
-        !list.iter().any(|r| r.id == "author" || r.id == "session:author"),
+        !list
+            .iter()
+            .any(|r| r.id == "author" || r.id == "session:author"),
         "the author does not write to themselves: {list:?}"
     );
     // The durable agents come first, in creation order.
@@ -280,26 +323,46 @@ fn bad_messages_and_posts_store_nothing() {
     let a = agent(&e, "Continuity", "immediate");
     let before = counts(&b);
     for (args, code) in [
-        (json!({"to_id": a, "content": "   "}), "MESSAGE_CONTENT_EMPTY"),
+        (
+            json!({"to_id": a, "content": "   "}),
+            "MESSAGE_CONTENT_EMPTY",
+        ),
         (
             json!({"to_id": a, "content": "x".repeat(2001)}),
             "MESSAGE_CONTENT_TOO_LONG",
         ),
-        (json!({"to_id": "agent-099", "content": "hello"}), "RECIPIENT_NOT_FOUND"),
-        (json!({"to_id": "ghost", "content": "hello"}), "RECIPIENT_NOT_FOUND"),
-        (json!({"to_id": "session:77", "content": "hello"}), "RECIPIENT_NOT_FOUND"),
+        (
+            json!({"to_id": "agent-099", "content": "hello"}),
+            "RECIPIENT_NOT_FOUND",
+        ),
+        (
+            json!({"to_id": "ghost", "content": "hello"}),
+            "RECIPIENT_NOT_FOUND",
+        ),
+        (
+            json!({"to_id": "session:77", "content": "hello"}),
+            "RECIPIENT_NOT_FOUND",
+        ),
     ] {
         let r = author(&e, "fn_send_message", args.clone());
         assert!(!r.ok, "{args}: {}", r.content);
         assert_eq!(r.details.unwrap_or(Value::Null)["code"], code, "{args}");
         assert_eq!(counts(&b), before, "{args} stored something");
     }
-    let r = author(&e, "fn_post_room_message", json!({"roomId": "room-009", "content": "hi"}));
+    let r = author(
+        &e,
+        "fn_post_room_message",
+        json!({"roomId": "room-009", "content": "hi"}),
+    );
     assert!(!r.ok);
     assert_eq!(r.details.unwrap_or(Value::Null)["code"], "ROOM_NOT_FOUND");
     assert_eq!(counts(&b), before);
     // Exactly 2000 characters is a message.
-    let r = author(&e, "fn_send_message", json!({"to_id": a, "content": "y".repeat(2000)}));
+    let r = author(
+        &e,
+        "fn_send_message",
+        json!({"to_id": a, "content": "y".repeat(2000)}),
+    );
     assert!(r.ok, "{}", r.content);
 }
 
@@ -308,19 +371,31 @@ fn the_author_posts_in_any_room_and_opening_sent_mail_leaves_it_unread() {
     let b = empty_book();
     let e = b.engine.clone();
     let a = agent(&e, "Owl", "on-heartbeat");
-    let r = author(&e, "fn_room_create", json!({"name": "Continuity desk", "members": [a]}));
+    let r = author(
+        &e,
+        "fn_room_create",
+        json!({"name": "Continuity desk", "members": [a]}),
+    );
     assert!(r.ok, "{}", r.content);
     let r = author(
         &e,
         "fn_post_room_message",
         json!({"roomId": "room-001", "content": "Chapter 12 is in review."}),
     );
-    assert!(r.ok, "the author posts without being a member: {}", r.content);
+    assert!(
+        r.ok,
+        "the author posts without being a member: {}",
+        r.content
+    );
     assert_eq!(
         b.text("SELECT sender_agent_id || '/' || role FROM nbook_board_room_message"),
         "dashboard/user"
     );
-    let r = author(&e, "fn_send_message", json!({"to_id": a, "content": "Read the review."}));
+    let r = author(
+        &e,
+        "fn_send_message",
+        json!({"to_id": a, "content": "Read the review."}),
+    );
     let id = message_id(&r);
     let inbox = e.read().inbox().unwrap();
     assert_eq!(inbox.mail[0].id, id, "the Inbox lists what the author sent");
@@ -395,18 +470,27 @@ fn c_writes_to_a_durable_agent_and_the_inbox_opens_the_thread() {
         paste(&b, &mut a, "The outline changed: read chapter 12 again.");
         let s = screen(&mut a, w, h);
         assert!(s.contains("New message"), "{s}");
-        assert!(s.contains("next run"), "the form says how it reaches Owl: {s}");
+        assert!(
+            s.contains("next run"),
+            "the form says how it reaches Owl: {s}"
+        );
         insta::assert_snapshot!(format!("inbox_compose_form_{w}x{h}"), s);
         keys(&b, &mut a, "<Enter>");
         assert!(a.overlay.is_none(), "sent: the form closed");
         let m = mail(&b, "msg-000001");
-        assert_eq!((m.from_id.as_str(), m.to_id.as_str()), ("dashboard", owl.as_str()));
+        assert_eq!(
+            (m.from_id.as_str(), m.to_id.as_str()),
+            ("dashboard", owl.as_str())
+        );
         assert_eq!(m.content, "The outline changed: read chapter 12 again.");
         assert_eq!(m.metadata["wakeRecipient"], false);
         assert!(!m.read, "it waits for Owl's next run");
         let v = a.board.inbox.as_ref().unwrap();
         assert_eq!(v.selected().unwrap().id, "msg-000001");
-        assert!(v.opened.as_ref().is_some_and(|(id, t)| id == "msg-000001" && t.is_ok()));
+        assert!(v
+            .opened
+            .as_ref()
+            .is_some_and(|(id, t)| id == "msg-000001" && t.is_ok()));
         let s = screen(&mut a, w, h);
         assert!(s.contains(&format!("→ {owl}")), "{s}");
         insta::assert_snapshot!(format!("inbox_compose_sent_{w}x{h}"), s);
@@ -442,7 +526,10 @@ fn the_form_refuses_bad_messages_and_sends_nothing() {
     let err = form_error(&a).expect("the engine refused it");
     assert!(err.starts_with("Not sent:"), "{err}");
     assert!(err.contains(&owl), "{err}");
-    insta::assert_snapshot!("inbox_compose_unknown_recipient_80x24", screen(&mut a, w, h));
+    insta::assert_snapshot!(
+        "inbox_compose_unknown_recipient_80x24",
+        screen(&mut a, w, h)
+    );
     assert_eq!(counts(&b), (0, 0), "nothing was sent");
     keys(&b, &mut a, "<Esc>");
     assert!(a.overlay.is_none());
@@ -457,7 +544,11 @@ fn p_posts_in_a_room_as_the_author() {
     keys(&b, &mut a, "p");
     assert!(a.overlay.is_none(), "no room yet: no form");
     let owl = agent(&e, "Owl", "on-heartbeat");
-    let r = author(&e, "fn_room_create", json!({"name": "Continuity desk", "members": [owl]}));
+    let r = author(
+        &e,
+        "fn_room_create",
+        json!({"name": "Continuity desk", "members": [owl]}),
+    );
     assert!(r.ok, "{}", r.content);
     // The Inbox reads the rooms when it opens.
     keys(&b, &mut a, "<Esc> I");

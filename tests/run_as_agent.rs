@@ -45,13 +45,15 @@ impl Env {
             data: self.tmp.path().join("engine-home/data"),
             logs: self.tmp.path().join("engine-home/logs"),
         };
-        let engine = std::sync::Arc::new(nbook::engine::Engine::open(
-            nbook::workspace::Workspace::open(&self.project()).unwrap(),
-            nbook::config::Config::default(),
-            &dirs,
-            nbook::tools::registry().unwrap(),
-        )
-        .unwrap());
+        let engine = std::sync::Arc::new(
+            nbook::engine::Engine::open(
+                nbook::workspace::Workspace::open(&self.project()).unwrap(),
+                nbook::config::Config::default(),
+                &dirs,
+                nbook::tools::registry().unwrap(),
+            )
+            .unwrap(),
+        );
         let rt = tokio::runtime::Runtime::new().unwrap();
         let r = rt.block_on(engine.author_call(
             "fn_agent_create",
@@ -96,8 +98,17 @@ fn a_run_as_a_durable_agent_uses_its_profile_and_is_marked() {
     let p = env.project().display().to_string();
     let s = env.script();
     let out = env.run(&[
-        "run", "--project", &p, "--agent", &a, "--message", "Check chapter 2", "--provider",
-        "replay", "--script", &s,
+        "run",
+        "--project",
+        &p,
+        "--agent",
+        &a,
+        "--message",
+        "Check chapter 2",
+        "--provider",
+        "replay",
+        "--script",
+        &s,
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let last: Value = String::from_utf8_lossy(&out.stdout)
@@ -126,8 +137,17 @@ fn an_unknown_agent_is_a_usage_error_that_says_how_to_list_them() {
     let s = env.script();
     for id in ["agent-042", "writer"] {
         let out = env.run(&[
-            "run", "--project", &p, "--agent", id, "--message", "m", "--provider", "replay",
-            "--script", &s,
+            "run",
+            "--project",
+            &p,
+            "--agent",
+            id,
+            "--message",
+            "m",
+            "--provider",
+            "replay",
+            "--script",
+            &s,
         ]);
         assert_eq!(out.status.code(), Some(2), "{id}: {}", show(&out));
         let err = String::from_utf8_lossy(&out.stderr);
@@ -145,8 +165,19 @@ fn agent_and_profile_together_are_refused() {
     let s = env.script();
     let before = env.sessions();
     let out = env.run(&[
-        "run", "--project", &p, "--agent", &a, "--profile", "writer", "--message", "m",
-        "--provider", "replay", "--script", &s,
+        "run",
+        "--project",
+        &p,
+        "--agent",
+        &a,
+        "--profile",
+        "writer",
+        "--message",
+        "m",
+        "--provider",
+        "replay",
+        "--script",
+        &s,
     ]);
     assert_eq!(out.status.code(), Some(2), "{}", show(&out));
     let err = String::from_utf8_lossy(&out.stderr);

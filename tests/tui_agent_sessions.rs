@@ -41,7 +41,9 @@ fn the_new_session_form_starts_a_session_as_a_durable_agent() {
     let s = screen(&mut app, w, h);
     assert!(s.contains("Profile or durable agent"), "{s}");
     assert!(
-        s.contains(&format!("{owl} · Owl — durable custom agent, runs as profile heartbeat")),
+        s.contains(&format!(
+            "{owl} · Owl — durable custom agent, runs as profile heartbeat"
+        )),
         "{s}"
     );
     // Type-ahead reaches the agent as it does a profile.
@@ -83,7 +85,9 @@ fn without_durable_agents_the_form_says_so_and_a_failed_read_is_shown() {
     let s = screen(&mut app, w, h);
     assert!(s.contains("no durable agents yet"), "{s}");
     insta::assert_snapshot!("new_session_no_agents_100x30", s);
-    app.update(Action::DurableAgentsLoaded(Err("database is locked".into())));
+    app.update(Action::DurableAgentsLoaded(
+        Err("database is locked".into()),
+    ));
     let s = screen(&mut app, w, h);
     assert!(
         s.contains("the durable agents could not be read: database is locked"),

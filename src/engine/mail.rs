@@ -96,7 +96,9 @@ impl Engine {
             return Ok(());
         }
         let b = self.board();
-        let to_author = b.read(|c| mb::load(c, id))?.is_some_and(|m| m.to_id == USER_ID);
+        let to_author = b
+            .read(|c| mb::load(c, id))?
+            .is_some_and(|m| m.to_id == USER_ID);
         if !to_author {
             return Ok(());
         }

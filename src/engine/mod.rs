@@ -550,7 +550,7 @@ impl Engine {
             context_tokens: 0,
             context_window: 0,
             client: None,
-                agent: None,
+            agent: None,
         };
         self.state().sessions.insert(
             id.clone(),
@@ -874,7 +874,7 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
                     context_tokens: 0,
                     context_window: 0,
                     client: None,
-                agent: None,
+                    agent: None,
                 });
             }
             LogRecord::ModeChange { to, .. } => {

@@ -35,11 +35,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{board, err, preview_op, read_output, run_op, SESSION_TASK};
+use crate::board::agents::is_durable_id;
+use crate::board::mailbox::ResponseMode;
 use crate::board::mailbox::{
     self as mb, MailKind, Message, Report, SendRequest, DEFAULT_READ_LIMIT, SESSION_AGENT, USER_ID,
 };
-use crate::board::agents::is_durable_id;
-use crate::board::mailbox::ResponseMode;
 use crate::board::{Board, BoardResult, Outcome};
 use crate::engine::agents::{AgentHost, InvokeMode, InvokeRequest};
 use crate::engine::author::AUTHOR_PROFILE;

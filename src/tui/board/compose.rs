@@ -126,7 +126,9 @@ impl MailForm {
                 Some(c) => c.id.clone(),
                 None => {
                     return Err(match self.kind {
-                        MailFormKind::Message => "Nobody to write to: there is no agent, profile or session yet.".into(),
+                        MailFormKind::Message => {
+                            "Nobody to write to: there is no agent, profile or session yet.".into()
+                        }
                         MailFormKind::RoomPost => "There is no room to post in yet.".into(),
                     })
                 }
@@ -230,7 +232,8 @@ impl AppState {
             Command::Accept | Command::Submit => match f.check() {
                 Err(e) => f.error = Some(e),
                 Ok(_) if writing => {
-                    f.error = Some("A board change is still being made; try again in a moment.".into())
+                    f.error =
+                        Some("A board change is still being made; try again in a moment.".into())
                 }
                 Ok((to, text)) => {
                     f.sending = true;
@@ -276,7 +279,10 @@ impl AppState {
                 if self.mail_form().is_some() {
                     self.overlay = None;
                 }
-                self.message(format!("{text} (logged in the author session)"), MsgKind::Ok);
+                self.message(
+                    format!("{text} (logged in the author session)"),
+                    MsgKind::Ok,
+                );
                 if let (Some(v), BoardWrite::Compose { .. }) = (self.board.inbox.as_mut(), w) {
                     v.follow_sent = true;
                 }
@@ -302,7 +308,12 @@ pub fn draw_form(app: &AppState, f: &MailForm, area: Rect, buf: &mut Buffer) {
         MailFormKind::Message => "To (↑/↓ choose): durable agents, profile agents, sessions",
         MailFormKind::RoomPost => "Room (↑/↓ choose)",
     };
-    put_line(buf, inside, y, &Line::from(Span::styled(heading, t.heading2)));
+    put_line(
+        buf,
+        inside,
+        y,
+        &Line::from(Span::styled(heading, t.heading2)),
+    );
     y += 1;
     match &f.choices {
         None => {
@@ -340,7 +351,11 @@ pub fn draw_form(app: &AppState, f: &MailForm, area: Rect, buf: &mut Buffer) {
                     Span::styled(if sel { "  (•) " } else { "  ( ) " }, t.key_hint),
                     Span::styled(c.id.clone(), t.text),
                     Span::styled(
-                        fit_width(&format!(" · {}", c.label), w.saturating_sub(8 + c.id.len()), Cut::End),
+                        fit_width(
+                            &format!(" · {}", c.label),
+                            w.saturating_sub(8 + c.id.len()),
+                            Cut::End,
+                        ),
                         t.dim,
                     ),
                 ]);
@@ -361,7 +376,12 @@ pub fn draw_form(app: &AppState, f: &MailForm, area: Rect, buf: &mut Buffer) {
         );
     }
     y += 2;
-    put_line(buf, inside, y, &Line::from(Span::styled("Text", t.heading2)));
+    put_line(
+        buf,
+        inside,
+        y,
+        &Line::from(Span::styled("Text", t.heading2)),
+    );
     y += 1;
     if y < inside.height {
         f.content

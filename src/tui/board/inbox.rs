@@ -362,7 +362,11 @@ pub fn draw_list(app: &AppState, v: &InboxView, area: Rect, buf: &mut Buffer, fo
     let off = window_offset(v.offset, v.selected, h, v.mail().len());
     let sel = crate::tui::chrome::sel_style(app, focused);
     for (i, m) in v.mail().iter().skip(off).take(h).enumerate() {
-        let style = if unread_by_author(m) { t.heading2 } else { t.text };
+        let style = if unread_by_author(m) {
+            t.heading2
+        } else {
+            t.text
+        };
         let line = Line::from(Span::styled(list_line(m, area.width as usize), style));
         if off + i == v.selected {
             buf.set_style(Rect::new(area.x, area.y + i as u16, area.width, 1), sel);

@@ -75,10 +75,9 @@ impl BoardWrite {
                 "fn_send_message",
                 json!({"content": text, "reply_to_message_id": mail}),
             ),
-            BoardWrite::Compose { to, text } => (
-                "fn_send_message",
-                json!({"content": text, "to_id": to}),
-            ),
+            BoardWrite::Compose { to, text } => {
+                ("fn_send_message", json!({"content": text, "to_id": to}))
+            }
             BoardWrite::RoomPost { room, text } => (
                 "fn_post_room_message",
                 json!({"roomId": room, "content": text}),

@@ -15,8 +15,8 @@
 
 pub mod artifacts;
 pub mod columns;
-pub mod compose;
 pub mod commands;
+pub mod compose;
 pub mod goals;
 pub mod inbox;
 pub mod jobs;
