@@ -148,6 +148,14 @@ fn a_session_as_a_durable_agent_has_its_profile_identity_and_mark() {
         e.sessions().iter().find(|x| x.id == s.id).unwrap().agent,
         Some(a.clone())
     );
+    // A rating of its run lands on the agent.
+    let r = author(&e, "fn_agent_rate", json!({"session_id": s.id, "score": 4}));
+    assert!(r.ok, "{}", r.content);
+    assert_eq!(
+        b.text("SELECT agent_id FROM nbook_agent_rating"),
+        a,
+        "the rating is the agent's"
+    );
     // Bad ids start nothing.
     let before = e.sessions().len();
     let err = e

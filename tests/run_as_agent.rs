@@ -113,8 +113,7 @@ fn a_run_as_a_durable_agent_uses_its_profile_and_is_marked() {
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     let last: Value = String::from_utf8_lossy(&out.stdout)
         .lines()
-        .filter(|l| !l.trim().is_empty())
-        .last()
+        .rfind(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .unwrap();
     assert_eq!(last["event"], "run_finished");

@@ -15,7 +15,7 @@ use serde_json::json;
 use super::author::AUTHOR_PROFILE;
 use super::profiles::Creation;
 use super::types::PendingCall;
-use super::{Engine, SessionInfo, SessionState};
+use super::{Engine, SessionInfo};
 use crate::board::mailbox::{self as mb, SYSTEM_ID, USER_ID};
 
 /// The id prefix of the approval mails made from the queue (`approval:<approval id>`).
@@ -138,7 +138,7 @@ impl Engine {
             });
         }
         for s in sessions.iter().rev() {
-            if s.profile == AUTHOR_PROFILE || s.state == SessionState::Failed {
+            if s.profile == AUTHOR_PROFILE {
                 continue;
             }
             let mut label = format!("{} · {}", s.title, s.profile);
@@ -195,11 +195,12 @@ impl Recipient {
 }
 
 /// The live session mail to durable agent `agent_id` reaches: the newest session running as
-/// it that has not failed. Shared by the mail tools and the heartbeat scheduler.
+/// it (one whose last run failed still takes a message, as it takes the author's prompt).
+/// Shared by the mail tools and the heartbeat scheduler.
 pub fn live_session_of(sessions: &[SessionInfo], agent_id: &str) -> Option<String> {
     sessions
         .iter()
-        .filter(|s| s.agent.as_deref() == Some(agent_id) && s.state != SessionState::Failed)
+        .filter(|s| s.agent.as_deref() == Some(agent_id))
         .max_by_key(|s| s.id.parse::<u64>().unwrap_or(0))
         .map(|s| s.id.clone())
 }
