@@ -586,6 +586,7 @@ fn the_new_session_form_creates_and_focuses_the_composer() {
         fx,
         [Effect::CreateSession {
             profile: "writer".into(),
+            agent: None,
             model: Some("local-qwen".into()),
             title: "Draft two".into(),
             mode: Mode::Normal,

@@ -489,6 +489,18 @@ pub fn inbox(
     rows.into_iter().map(finish).collect()
 }
 
+/// What `owner` sent and received, newest first (archived ones left out): the author's
+/// Inbox lists both, so a message the author wrote is there to follow in its thread.
+pub fn mailbox_of(c: &Connection, owner: &str, limit: usize) -> BoardResult<Vec<Message>> {
+    let sql = format!(
+        "SELECT {COLS} FROM nbook_board_message WHERE (to_id = ?1 OR from_id = ?1) AND archived = 0 ORDER BY seq DESC LIMIT {}",
+        limit.min(i64::MAX as usize)
+    );
+    let mut st = c.prepare_cached(&sql)?;
+    let rows: Vec<(Message, String)> = st.query_map([owner], row)?.collect::<Result<_, _>>()?;
+    rows.into_iter().map(finish).collect()
+}
+
 /// How many unread messages `owner` has.
 pub fn unread_count(c: &Connection, owner: &str) -> BoardResult<usize> {
     let n: i64 = c.query_row(
@@ -765,7 +777,8 @@ pub fn room_add_members(
 }
 
 /// A post into `room_id` by `sender`, which must be a member under one of `own_ids` (its
-/// session's agent id or its profile key). Mentions must be members too.
+/// session's agent id or its profile key) — or the author ([`USER_ID`]), who may post in
+/// every room. Mentions must be members too.
 pub fn room_post(
     c: &Connection,
     room_id: &str,
@@ -778,7 +791,9 @@ pub fn room_post(
     let room = room_load(c, room_id)?.ok_or_else(|| BoardError::RoomNotFound {
         id: room_id.to_string(),
     })?;
-    if !own_ids.iter().any(|o| room.members.contains(o)) {
+    // The author made the rooms and may post in every one of them.
+    let author = own_ids.iter().any(|o| o == USER_ID);
+    if !author && !own_ids.iter().any(|o| room.members.contains(o)) {
         return Err(BoardError::NotRoomMember {
             room: room.id,
             agent: own_ids.first().cloned().unwrap_or_default(),
@@ -815,8 +830,8 @@ pub fn room_post(
         None => json!({}),
     };
     c.execute(
-        "INSERT INTO nbook_board_room_message (seq, id, room_id, role, content, metadata, sender_agent_id, mentions, created_at) VALUES (?1, ?2, ?3, 'agent', ?4, ?5, ?6, ?7, ?8)",
-        params![seq, id, room.id, content, meta.to_string(), sender, json!(mentions).to_string(), now()],
+        "INSERT INTO nbook_board_room_message (seq, id, room_id, role, content, metadata, sender_agent_id, mentions, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![seq, id, room.id, if author { "user" } else { "agent" }, content, meta.to_string(), sender, json!(mentions).to_string(), now()],
     )?;
     Ok(Outcome {
         text: format!("Posted {id} in {} ({}).", room.id, room.name),

@@ -90,8 +90,13 @@ pub enum Command {
         /// The project (default: the one containing the current folder)
         #[arg(long)]
         project: Option<PathBuf>,
-        #[arg(long, default_value = "leader.default")]
-        profile: String,
+        /// The profile the session runs with (default leader.default)
+        #[arg(long)]
+        profile: Option<String>,
+        /// Run as this durable agent (agent-<n>): its role's profile, its identity in the
+        /// system prompt, its mail and ratings; cannot be combined with --profile
+        #[arg(long, conflicts_with = "profile")]
+        agent: Option<String>,
         #[arg(long)]
         message: String,
         #[arg(long, conflicts_with_all = ["provider", "script"])]
@@ -324,6 +329,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
         Some(Command::Run {
             project,
             profile,
+            agent,
             message,
             model,
             provider,
@@ -337,7 +343,8 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             run::run(
                 run::RunArgs {
                     project: project_path(project),
-                    profile,
+                    profile: profile.unwrap_or_else(|| run::DEFAULT_PROFILE.to_string()),
+                    agent,
                     message,
                     model,
                     provider,

@@ -1,6 +1,7 @@
 //! `nbook run`: one agent run, headless; every engine event is printed as a JSON line, and a
 //! final `{"event":"run_finished", …}` line closes the stream. Without `--approve-all` or
-//! `--reject-all`, calls that need approval change nothing and the exit code is 3.
+//! `--reject-all`, calls that need approval change nothing and the exit code is 3. With
+//! `--agent agent-<n>` the session runs as that durable agent (`crate::engine::agent_session`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -12,9 +13,14 @@ use crate::agent::{run_agent, Provider, ReplayProvider, RunOptions};
 use crate::config::Dirs;
 use crate::engine::{Approval, Decision, EngineEvent, Mode};
 
+/// The profile of a run without `--profile` or `--agent`.
+pub const DEFAULT_PROFILE: &str = "leader.default";
+
 pub struct RunArgs {
     pub project: PathBuf,
     pub profile: String,
+    /// `--agent`: run as this durable agent (its role's profile replaces `profile`).
+    pub agent: Option<String>,
     pub message: String,
     pub model: Option<String>,
     pub provider: Option<String>,
@@ -60,10 +66,15 @@ fn provider_for(a: &RunArgs, dirs: &Dirs) -> Result<Arc<dyn Provider>, Failure> 
     }
 }
 
-pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
+pub async fn run(mut a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
     // Open the engine first so config notes (project lines held until trusted, such as a
     // project-defined provider) are on stderr before a provider error that they explain.
     let engine = Arc::new(open_engine(&a.project, &dirs)?);
+    // As a durable agent: its role's profile decides the model and the tools.
+    if let Some(id) = &a.agent {
+        let agent = engine.durable_agent(id).map_err(Failure::usage)?;
+        a.profile = agent.role.profile().to_string();
+    }
     let provider = provider_for(&a, &dirs)?;
     let mut events = engine.subscribe();
     let cancel = CancellationToken::new();
@@ -91,9 +102,14 @@ pub async fn run(a: RunArgs, dirs: Dirs) -> Result<u8, Failure> {
         Ok(())
     });
     let title: String = a.message.chars().take(60).collect();
-    let session = engine
-        .create_session(&a.profile, a.mode, &title, None)
-        .map_err(Failure::usage)?;
+    let session = match &a.agent {
+        Some(id) => engine
+            .create_agent_session(id, a.mode, &title)
+            .map_err(Failure::usage)?,
+        None => engine
+            .create_session(&a.profile, a.mode, &title, None)
+            .map_err(Failure::usage)?,
+    };
     let approval = if a.approve_all {
         Approval::Auto {
             decision: Decision::Approve,

@@ -6,12 +6,16 @@
 //! never stored (see [`Engine::approval_mail`]).
 //!
 //! Also the author's read marks from the Inbox: bookkeeping of the author's own mail, not a
-//! change to the book, so they are written directly rather than as logged tool calls.
+//! change to the book, so they are written directly rather than as logged tool calls; whom
+//! the author can write to (the Inbox's new-message form); and which live session mail to a
+//! durable agent reaches ([`live_session_of`], for the mail tools and the scheduler).
 
 use serde_json::json;
 
+use super::author::AUTHOR_PROFILE;
+use super::profiles::Creation;
 use super::types::PendingCall;
-use super::Engine;
+use super::{Engine, SessionInfo};
 use crate::board::mailbox::{self as mb, SYSTEM_ID, USER_ID};
 
 /// The id prefix of the approval mails made from the queue (`approval:<approval id>`).
@@ -83,18 +87,120 @@ impl Engine {
         }
     }
 
-    /// The author opened mail `id` in the Inbox: mark it read.
+    /// The author opened mail `id` in the Inbox: mark it read. Only mail *to* the author:
+    /// the Inbox also lists what the author sent, whose read mark is its recipient's (an
+    /// on-heartbeat agent finds it unread at its next run).
     pub fn mark_mail_read(&self, id: &str) -> Result<(), BoardError> {
         if id.starts_with(APPROVAL_MAIL_PREFIX) {
             // Made from the queue, not stored: it is "read" when the call is decided.
             return Ok(());
         }
+        let b = self.board();
+        let to_author = b
+            .read(|c| mb::load(c, id))?
+            .is_some_and(|m| m.to_id == USER_ID);
+        if !to_author {
+            return Ok(());
+        }
         let ids = [id.to_string()];
-        self.board()
-            .commit(|c| {
-                mb::mark_read(c, &ids)?;
-                Ok(Outcome::default())
-            })
-            .map(drop)
+        b.commit(|c| {
+            mb::mark_read(c, &ids)?;
+            Ok(Outcome::default())
+        })
+        .map(drop)
     }
+
+    /// Whom the author can write to from the Inbox: the durable agents (with their response
+    /// mode and the live session mail reaches at once), the profile agents, then the
+    /// sessions, newest first — the ids `fn_send_message` takes.
+    pub fn mail_recipients(&self) -> Result<Vec<Recipient>, BoardError> {
+        let sessions = self.sessions();
+        let mut out = Vec::new();
+        for a in self.durable_agents()? {
+            out.push(Recipient {
+                live_session: live_session_of(&sessions, &a.id),
+                label: format!("{} · {} agent", a.name, a.role.as_str()),
+                mode: a.runtime_config.message_response_mode,
+                kind: RecipientKind::Durable,
+                id: a.id,
+            });
+        }
+        for p in self.profiles().iter() {
+            if p.key == AUTHOR_PROFILE || p.creation != Creation::Public {
+                continue;
+            }
+            out.push(Recipient {
+                id: p.key.clone(),
+                label: format!("{} · profile agent", p.name),
+                kind: RecipientKind::Profile,
+                mode: mb::ResponseMode::Immediate,
+                live_session: None,
+            });
+        }
+        for s in sessions.iter().rev() {
+            if s.profile == AUTHOR_PROFILE {
+                continue;
+            }
+            let mut label = format!("{} · {}", s.title, s.profile);
+            if let Some(a) = &s.agent {
+                label.push_str(&format!(" as {a}"));
+            }
+            out.push(Recipient {
+                id: format!("{}{}", mb::SESSION_AGENT, s.id),
+                label,
+                kind: RecipientKind::Session,
+                mode: mb::ResponseMode::Immediate,
+                live_session: Some(s.id.clone()),
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// Someone the author can mail (see [`Engine::mail_recipients`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recipient {
+    /// The `to_id` of `fn_send_message`.
+    pub id: String,
+    pub label: String,
+    pub kind: RecipientKind,
+    pub mode: mb::ResponseMode,
+    /// The session that gets the mail at once (immediate mode only matters).
+    pub live_session: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecipientKind {
+    Durable,
+    Profile,
+    Session,
+}
+
+impl Recipient {
+    /// How a message reaches this recipient, as the forms say it.
+    pub fn reach(&self) -> String {
+        match (self.mode, &self.live_session) {
+            (mb::ResponseMode::OnHeartbeat, _) => {
+                "on-heartbeat: it waits unread until the agent's next run".into()
+            }
+            (mb::ResponseMode::Immediate, Some(s)) => {
+                format!("immediate: session {s} gets it at once (after its turn when busy)")
+            }
+            (mb::ResponseMode::Immediate, None) => {
+                "immediate, but no session runs as it: it waits in its inbox for its next session"
+                    .into()
+            }
+        }
+    }
+}
+
+/// The live session mail to durable agent `agent_id` reaches: the newest session running as
+/// it (one whose last run failed still takes a message, as it takes the author's prompt).
+/// Shared by the mail tools and the heartbeat scheduler.
+pub fn live_session_of(sessions: &[SessionInfo], agent_id: &str) -> Option<String> {
+    sessions
+        .iter()
+        .filter(|s| s.agent.as_deref() == Some(agent_id))
+        .max_by_key(|s| s.id.parse::<u64>().unwrap_or(0))
+        .map(|s| s.id.clone())
 }

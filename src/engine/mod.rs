@@ -5,6 +5,7 @@
 //! [`Engine::call`], answer approvals with [`Engine::decide`] and follow what happens through
 //! [`Engine::subscribe`]. The engine never imports ratatui.
 
+pub mod agent_session;
 pub mod agents;
 pub mod author;
 mod call_result;
@@ -18,7 +19,7 @@ pub mod inputs;
 pub mod jobs;
 pub mod lock;
 pub mod log_cap;
-mod mail;
+pub mod mail;
 mod part_approval;
 pub mod pending_store;
 pub mod policy;
@@ -120,6 +121,7 @@ impl SessionRt {
                 context_tokens: 0,
                 context_window: 0,
                 client: None,
+                agent: None,
             },
             custom: Arc::default(),
             profile,
@@ -548,6 +550,7 @@ impl Engine {
             context_tokens: 0,
             context_window: 0,
             client: None,
+            agent: None,
         };
         self.state().sessions.insert(
             id.clone(),
@@ -623,6 +626,14 @@ impl Engine {
                 map.insert(k.clone(), v.clone());
             }
             s.custom = Arc::new(map);
+        }
+        // The Sessions pane names the durable agent a session runs as: every client hears it.
+        if let Some((_, v)) = updates
+            .iter()
+            .find(|(k, _)| k == agent_session::AGENT_STATE_KEY)
+        {
+            let agent = agent_session::agent_of(v);
+            self.update_session(id, |s| s.agent = agent);
         }
         for (key, value) in updates {
             self.append(id, LogRecord::Custom { key, value })?;
@@ -863,6 +874,7 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
                     context_tokens: 0,
                     context_window: 0,
                     client: None,
+                    agent: None,
                 });
             }
             LogRecord::ModeChange { to, .. } => {
@@ -873,6 +885,11 @@ fn summarize(read: &ReadLog) -> Option<SessionInfo> {
             LogRecord::Custom { key, value } if key == clients::CLIENT_STATE_KEY => {
                 if let Some(i) = info.as_mut() {
                     i.client = value.as_str().map(str::to_string);
+                }
+            }
+            LogRecord::Custom { key, value } if key == agent_session::AGENT_STATE_KEY => {
+                if let Some(i) = info.as_mut() {
+                    i.agent = agent_session::agent_of(value);
                 }
             }
             LogRecord::Usage {

@@ -60,8 +60,8 @@ pub struct BoardOverview {
     pub unread_mail: usize,
 }
 
-/// The author's Inbox as the Board's Inbox view shows it: the mail to `dashboard`, newest
-/// first, and the chat rooms.
+/// The author's Inbox as the Board's Inbox view shows it: the mail to `dashboard` and what
+/// the author sent, newest first, and the chat rooms.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Inbox {
     pub mail: Vec<Message>,
@@ -243,8 +243,7 @@ impl ReadModel {
             return Ok(Inbox::default());
         }
         let mut inbox = self.board().read(|c| {
-            let owners = [USER_ID.to_string()];
-            let mail = crate::board::mailbox::inbox(c, &owners, false, INBOX_LIMIT)?;
+            let mail = crate::board::mailbox::mailbox_of(c, USER_ID, INBOX_LIMIT)?;
             let mut response_modes = std::collections::BTreeMap::new();
             for id in mail.iter().flat_map(|m| [&m.from_id, &m.to_id]) {
                 if crate::board::agents::is_durable_id(id) && !response_modes.contains_key(id) {

@@ -52,4 +52,9 @@ pub struct SessionInfo {
     /// for agent, author and headless sessions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// The durable agent (`agent-<n>`) this session runs as (session state `board.agent`):
+    /// its identity is in the system prompt, mail to it reaches the session, a rating of the
+    /// run lands on it. `None` for any other session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }

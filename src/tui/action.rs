@@ -121,6 +121,8 @@ commands! {
     BoardInbox = "board_inbox": "Board: the Inbox view — the author's mail (messages, reports, approval mails), newest first (again: back to the board)",
     InboxReply = "inbox_reply": "Inbox: reply to the selected mail (reaches its agent at once, or at its next heartbeat)",
     InboxApprovals = "inbox_approvals": "Inbox: from an approval mail, jump to the Approvals pane",
+    InboxCompose = "inbox_compose": "Inbox: a new message to a durable agent, a profile agent or a session (at once, or at its next heartbeat)",
+    InboxRoomPost = "inbox_room_post": "Inbox: post in a chat room",
     BoardArtifacts = "board_artifacts": "Board: the Artifacts view — maps, covers, character sheets; images where the terminal can show them (again: back to the board)",
     WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
     WorldForward = "world_forward": "World: move the cursor forward one zoom unit",
@@ -289,6 +291,8 @@ pub enum Action {
     },
     /// A session asked for from the new-session form was created (or refused).
     SessionCreated(Result<SessionInfo, String>),
+    /// The durable agents for the new-session form (or why they could not be read).
+    DurableAgentsLoaded(Result<Vec<crate::tui::widgets::forms::AgentChoice>, String>),
     /// The engine took the answers (`Ok`) or refused them with a reason (the question stays).
     AnswerChecked {
         id: String,
@@ -492,8 +496,12 @@ pub enum Effect {
     CancelRun {
         session_id: String,
     },
+    /// Read the durable agents for the new-session form.
+    LoadDurableAgents,
     CreateSession {
         profile: String,
+        /// Start the session as this durable agent (`profile` is its role's profile).
+        agent: Option<String>,
         /// A key of config.toml's `[models]`; `None` uses the profile's default.
         model: Option<String>,
         title: String,

@@ -396,6 +396,7 @@ impl AppState {
                 outcome,
             } => self.invoke_finished(session_id, text, outcome),
             Action::SessionCreated(result) => self.session_created(result),
+            Action::DurableAgentsLoaded(result) => self.durable_agents_loaded(result),
             Action::AnswerChecked { id, result } => self.answer_checked(id, result),
             Action::Notice(msg) => {
                 self.info(msg);

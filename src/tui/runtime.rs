@@ -246,16 +246,26 @@ impl Executor {
                 }
                 Err(e) => self.send(Action::EffectFailed(format!("Not cancelled: {e}"))),
             },
+            Effect::LoadDurableAgents => self.blocking(move |x| {
+                Action::DurableAgentsLoaded(crate::tui::widgets::forms::agent_choices(&x.engine))
+            }),
             Effect::CreateSession {
                 profile,
+                agent,
                 model,
                 title,
                 mode,
             } => self.blocking(move |x| {
-                let created = x
-                    .engine
-                    .create_session(&profile, mode, &title, None)
-                    .map_err(|e| e.to_string());
+                let created = match &agent {
+                    Some(id) => x
+                        .engine
+                        .create_agent_session(id, mode, &title)
+                        .map_err(|e| e.to_string()),
+                    None => x
+                        .engine
+                        .create_session(&profile, mode, &title, None)
+                        .map_err(|e| e.to_string()),
+                };
                 let result = created.and_then(|info| match model {
                     Some(m) => x
                         .engine

@@ -52,6 +52,7 @@ pub fn session(
         context_tokens: 0,
         context_window: 0,
         client: None,
+        agent: None,
     }
 }
 

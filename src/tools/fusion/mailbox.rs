@@ -24,6 +24,8 @@
 //! which starts a turn when the session is idle and waits behind the running turn when it is
 //! busy; it is marked read once handed over. A message to a permanent agent (a profile key)
 //! has no session to wake: it waits unread until a session of that profile reads its inbox.
+//! A message to a durable agent in `immediate` mode reaches the live session running as it
+//! (`crate::engine::mail::live_session_of`) the same way; with none it waits unread.
 //! So does mail in `on-heartbeat` mode, and all mail where no host runs (`nbook call`).
 
 use std::sync::{Arc, Weak};
@@ -33,6 +35,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{board, err, preview_op, read_output, run_op, SESSION_TASK};
+use crate::board::agents::is_durable_id;
+use crate::board::mailbox::ResponseMode;
 use crate::board::mailbox::{
     self as mb, MailKind, Message, Report, SendRequest, DEFAULT_READ_LIMIT, SESSION_AGENT, USER_ID,
 };
@@ -260,9 +264,30 @@ impl TypedTool for SendMessage {
         let wake = d["wakeRecipient"].as_bool() == Some(true);
         let to = d["toId"].as_str().unwrap_or_default().to_string();
         let id = d["messageId"].as_str().unwrap_or_default().to_string();
-        if let (true, Some(sid)) = (wake, mb::session_of(&to)) {
+        // Mail to a durable agent in immediate mode wakes the live session running as it.
+        let immediate = d["responseMode"].as_str() == Some(ResponseMode::Immediate.as_str());
+        let agent_session = (immediate && is_durable_id(&to))
+            .then(|| {
+                let sessions = ctx.services.as_ref()?.sessions();
+                crate::engine::mail::live_session_of(&sessions, &to)
+            })
+            .flatten();
+        if let Some(sid) = &agent_session {
+            if let Some(d) = out.details.as_mut() {
+                d["wakeRecipient"] = json!(true);
+                d["sessionId"] = json!(sid);
+            }
+            out.content = format!(
+                "Message {id} sent to {to}: its session {sid} gets it at once (as its next message when it is busy)."
+            );
+        }
+        let wake_session = match (wake, mb::session_of(&to)) {
+            (true, Some(sid)) => Some(sid.to_string()),
+            _ => agent_session,
+        };
+        if let Some(sid) = wake_session {
             match ctx.services.as_ref().and_then(|e| e.host()) {
-                Some(h) => deliver(b, Arc::downgrade(&h), sid.to_string(), id),
+                Some(h) => deliver(b, Arc::downgrade(&h), sid, id),
                 None => {
                     out.content = format!(
                         "Message {id} sent to {to}: no agent host runs in this process, so it waits unread until {to} reads its inbox (fn_read_messages)."

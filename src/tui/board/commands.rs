@@ -42,6 +42,9 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
             PaneCommand::new(Command::InboxApprovals, Context::Inbox, "to approvals")
                 .available(approval)
                 .hint(),
+            PaneCommand::new(Command::InboxCompose, Context::Inbox, "new message").hint(),
+            PaneCommand::new(Command::InboxRoomPost, Context::Inbox, "post in a room")
+                .available(v.data.as_ref().is_some_and(|d| !d.rooms.is_empty())),
             PaneCommand::new(Command::BoardInbox, Context::Board, "back to the board").hint(),
             PaneCommand::new(Command::Refresh, Context::Board, "reload"),
         ];

@@ -6,7 +6,9 @@
 //! Inbox when its call is decided — and loads its thread); `r` replies in a one-line form (the
 //! author's `fn_send_message` with `reply_to_message_id`: it reaches the agent as its
 //! response mode says — at once, or at its next heartbeat); on an approval mail `a` jumps to
-//! the Approvals pane. The pane title shows how many mails are unread.
+//! the Approvals pane; `c` writes a new message and `p` posts in a chat room
+//! (`super::compose`). What the author sent is listed too (`→ agent-001`), so a message is
+//! followed in its thread. The pane title shows how many mails are unread.
 //!
 //! Reads go through the engine's read model in the Board's blocking jobs (tagged so a stale
 //! answer is dropped); the read mark is the engine's `mark_mail_read` (the author's own
@@ -41,6 +43,9 @@ pub struct InboxView {
     pub opened: Option<(String, Result<Vec<Message>, String>)>,
     pub open_ticket: Option<Ticket>,
     pub scroll: usize,
+    /// The author just sent a message: the next load selects it (the newest mail the
+    /// author sent) and opens its thread.
+    pub follow_sent: bool,
 }
 
 impl InboxView {
@@ -62,12 +67,15 @@ pub enum InboxJob {
     Load,
     /// Mark the mail read and read its thread.
     Open(String),
+    /// Whom the new-message form offers (`super::compose`).
+    Recipients,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum InboxJobResult {
     Loaded(Result<Inbox, String>),
     Opened(String, Result<Vec<Message>, String>),
+    Recipients(Result<Vec<crate::engine::mail::Recipient>, String>),
 }
 
 /// Run a job of the view (on the blocking pool).
@@ -80,6 +88,9 @@ pub fn run(engine: &Arc<Engine>, job: InboxJob) -> InboxJobResult {
                 .map_err(|e| e.to_string())
                 .and_then(|()| engine.read().mail_thread(&id).map_err(|e| e.to_string()));
             InboxJobResult::Opened(id, r)
+        }
+        InboxJob::Recipients => {
+            InboxJobResult::Recipients(engine.mail_recipients().map_err(|e| e.to_string()))
         }
     }
 }
@@ -184,6 +195,8 @@ impl AppState {
             Command::Refresh => return self.inbox_load(),
             Command::Expand => return self.inbox_open(),
             Command::InboxReply => return self.inbox_reply(),
+            Command::InboxCompose => return self.inbox_compose(),
+            Command::InboxRoomPost => return self.inbox_room_post(),
             Command::InboxApprovals => {
                 let approval = v
                     .selected()
@@ -219,6 +232,10 @@ impl AppState {
     }
 
     pub(crate) fn inbox_job_done(&mut self, ticket: Ticket, r: InboxJobResult) -> Vec<Effect> {
+        if let InboxJobResult::Recipients(r) = r {
+            self.mail_recipients_loaded(ticket, r);
+            return Vec::new();
+        }
         let Some(v) = self.board.inbox.as_mut() else {
             return Vec::new();
         };
@@ -239,10 +256,19 @@ impl AppState {
                         v.selected = keep
                             .and_then(|id| v.mail().iter().position(|m| m.id == id))
                             .unwrap_or(0);
+                        let sent = std::mem::take(&mut v.follow_sent)
+                            .then(|| v.mail().iter().position(|m| m.from_id == USER_ID))
+                            .flatten();
+                        if let Some(i) = sent {
+                            v.selected = i;
+                            v.opened = None;
+                            return self.inbox_open();
+                        }
                     }
                     Err(e) => v.error = Some(e),
                 }
             }
+            InboxJobResult::Recipients(_) => {}
             InboxJobResult::Opened(id, r) => {
                 if v.open_ticket != Some(ticket) {
                     return Vec::new();
@@ -252,7 +278,12 @@ impl AppState {
                 v.opened = Some((id.clone(), r));
                 if ok {
                     if let Some(d) = v.data.as_mut() {
-                        if let Some(m) = d.mail.iter_mut().find(|m| m.id == id && !m.read) {
+                        // Only mail to the author has the author's read mark.
+                        if let Some(m) = d
+                            .mail
+                            .iter_mut()
+                            .find(|m| m.id == id && !m.read && m.to_id == USER_ID)
+                        {
                             m.read = true;
                             d.unread = d.unread.saturating_sub(1);
                         }
@@ -284,12 +315,23 @@ pub fn detail_title(v: &InboxView) -> String {
     }
 }
 
+/// Whether the author has still to read `m` (what the author sent is never unread here: its
+/// read mark is its recipient's).
+fn unread_by_author(m: &Message) -> bool {
+    !m.read && m.to_id == USER_ID
+}
+
 fn list_line(m: &Message, w: usize) -> String {
-    let mark = if m.read { ' ' } else { '●' };
+    let mark = if unread_by_author(m) { '●' } else { ' ' };
+    let who = if m.from_id == USER_ID {
+        format!("→ {}", m.to_id)
+    } else {
+        sender(m)
+    };
     let mut head = format!(
         "{mark} {:<8} {} ",
         m.mail_kind().as_str(),
-        fit_width(&sender(m), 18, Cut::End)
+        fit_width(&who, 18, Cut::End)
     );
     if let Some(t) = m.task_id() {
         head.push_str(&format!("{t} "));
@@ -320,7 +362,11 @@ pub fn draw_list(app: &AppState, v: &InboxView, area: Rect, buf: &mut Buffer, fo
     let off = window_offset(v.offset, v.selected, h, v.mail().len());
     let sel = crate::tui::chrome::sel_style(app, focused);
     for (i, m) in v.mail().iter().skip(off).take(h).enumerate() {
-        let style = if m.read { t.text } else { t.heading2 };
+        let style = if unread_by_author(m) {
+            t.heading2
+        } else {
+            t.text
+        };
         let line = Line::from(Span::styled(list_line(m, area.width as usize), style));
         if off + i == v.selected {
             buf.set_style(Rect::new(area.x, area.y + i as u16, area.width, 1), sel);

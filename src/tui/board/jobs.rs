@@ -31,6 +31,10 @@ pub enum BoardWrite {
     WorkflowSettings { workflow: String, values: Value },
     /// `r` in the Inbox: the author's reply to mail `mail`.
     Reply { mail: String, text: String },
+    /// `c` in the Inbox: a new message to agent `to` (a `fn_send_message` `to_id`).
+    Compose { to: String, text: String },
+    /// `p` in the Inbox: a post in chat room `room`.
+    RoomPost { room: String, text: String },
     /// `R` in the Sessions pane or the Board: a run's rating (an empty comment is none).
     Rate {
         target: super::rating::RateTarget,
@@ -70,6 +74,13 @@ impl BoardWrite {
             BoardWrite::Reply { mail, text } => (
                 "fn_send_message",
                 json!({"content": text, "reply_to_message_id": mail}),
+            ),
+            BoardWrite::Compose { to, text } => {
+                ("fn_send_message", json!({"content": text, "to_id": to}))
+            }
+            BoardWrite::RoomPost { room, text } => (
+                "fn_post_room_message",
+                json!({"roomId": room, "content": text}),
             ),
             BoardWrite::Rate {
                 target,

@@ -16,6 +16,7 @@
 pub mod artifacts;
 pub mod columns;
 pub mod commands;
+pub mod compose;
 pub mod goals;
 pub mod inbox;
 pub mod jobs;

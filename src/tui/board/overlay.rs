@@ -42,6 +42,8 @@ pub enum BoardOverlay {
     },
     /// `R` in the Sessions pane or the Board: the author's rating of a run.
     Rate(Box<crate::tui::board::rating::RateForm>),
+    /// `c` / `p` in the Inbox: a new message, or a post in a room (`super::compose`).
+    Mail(Box<crate::tui::board::compose::MailForm>),
     /// `r` in the Inbox: the author's reply to `mail`, which goes to `to`.
     Reply {
         mail: String,
@@ -60,6 +62,10 @@ impl BoardOverlay {
             BoardOverlay::Steer { .. } => "board_steer",
             BoardOverlay::Setting { .. } => "board_workflow_setting",
             BoardOverlay::Reply { .. } => "inbox_reply",
+            BoardOverlay::Mail(f) => match f.kind {
+                crate::tui::board::compose::MailFormKind::Message => "inbox_compose",
+                crate::tui::board::compose::MailFormKind::RoomPost => "inbox_room_post",
+            },
             BoardOverlay::Rate(_) => "rate_run",
         }
     }
@@ -70,6 +76,7 @@ impl BoardOverlay {
             | BoardOverlay::Steer { input, .. }
             | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Reply { input, .. } => Some(input),
+            BoardOverlay::Mail(f) => Some(&f.content),
             BoardOverlay::Goal(f) => Some(f.field()),
             BoardOverlay::Rate(f) => Some(f.field()),
             BoardOverlay::Goals { .. } => None,
@@ -82,6 +89,7 @@ impl BoardOverlay {
             | BoardOverlay::Steer { input, .. }
             | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Reply { input, .. } => Some(input),
+            BoardOverlay::Mail(f) => Some(&mut f.content),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
             BoardOverlay::Rate(f) => Some(f.field_mut()),
             BoardOverlay::Goals { .. } => None,
@@ -130,6 +138,9 @@ impl AppState {
                 }
                 _ => Vec::new(),
             };
+        }
+        if let BoardOverlay::Mail(_) = o.as_ref() {
+            return self.mail_form_command(cmd);
         }
         if let BoardOverlay::Reply {
             mail, input, error, ..
@@ -185,6 +196,7 @@ impl AppState {
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
             BoardOverlay::Steer { .. }
             | BoardOverlay::Setting { .. }
+            | BoardOverlay::Mail(_)
             | BoardOverlay::Reply { .. } => return Vec::new(),
         };
         match cmd {
@@ -215,6 +227,7 @@ impl AppState {
                 BoardOverlay::New { error, .. } => *error = None,
                 BoardOverlay::Goal(f) => f.error = None,
                 BoardOverlay::Rate(f) => f.error = None,
+                BoardOverlay::Mail(f) => f.error = None,
                 BoardOverlay::Goals { .. } => {}
                 BoardOverlay::Steer { error, .. }
                 | BoardOverlay::Setting { error, .. }

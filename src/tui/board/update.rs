@@ -270,6 +270,9 @@ impl AppState {
                     return Vec::new();
                 }
                 self.board.writing = None;
+                if self.mail_write_landed(&w, &r) {
+                    return Vec::new();
+                }
                 let landed = r.as_ref().map(|_| ()).map_err(Clone::clone);
                 if self.goal_write_landed(&w, &landed) || self.rate_write_landed(&w, &landed) {
                     return Vec::new();

@@ -645,6 +645,9 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
                 ResponseMode::Immediate if to.starts_with(crate::engine::read::SESSION_AGENT) => {
                     "it gets it at once (as its next message when it is busy)"
                 }
+                ResponseMode::Immediate if crate::board::agents::is_durable_id(to) => {
+                    "a live session of that agent gets it at once, else its next session reads it"
+                }
                 ResponseMode::Immediate => "it waits in that agent's inbox for its next session",
                 ResponseMode::OnHeartbeat => "it reads it at its next heartbeat",
             };
@@ -657,6 +660,7 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
         }
         BoardOverlay::Goal(f) => return crate::tui::board::goals::draw_form(app, f, area, buf),
         BoardOverlay::Rate(f) => return crate::tui::board::rating::draw_form(app, f, area, buf),
+        BoardOverlay::Mail(f) => return crate::tui::board::compose::draw_form(app, f, area, buf),
         BoardOverlay::Goals {
             selected,
             error,

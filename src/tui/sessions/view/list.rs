@@ -1,5 +1,5 @@
-//! The Sessions pane's list: one row per session (state, profile, mode, tokens and cost,
-//! parent, title) or, in the jobs view, one row per background job; the composer at the
+//! The Sessions pane's list: one row per session (state, profile — and the durable agent it
+//! runs as —, mode, tokens and cost, parent, title) or, in the jobs view, one row per background job; the composer at the
 //! pane's bottom when the terminal is too narrow for the right-hand view.
 
 use ratatui::buffer::Buffer;
@@ -126,8 +126,12 @@ pub fn draw_sessions(app: &AppState, area: Rect, buf: &mut Buffer, focused: bool
             // An outside agent over MCP: its name is the session's title, at the end.
             spans.push(Span::styled("MCP ", t.tool_wait));
         }
+        spans.push(Span::styled(info.profile.clone(), t.text));
+        if let Some(a) = &info.agent {
+            // Running as a durable agent: its identity, mail and ratings are that agent's.
+            spans.push(Span::styled(format!(" as {a}"), t.heading2));
+        }
         spans.extend([
-            Span::styled(info.profile.clone(), t.text),
             Span::raw(" "),
             Span::styled(info.mode.as_str(), mode_style),
             Span::styled(format!(" {} ", info.state.label()), t.dim),

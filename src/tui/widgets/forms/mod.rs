@@ -237,6 +237,45 @@ pub struct ProfileChoice {
     pub description: String,
 }
 
+/// A durable agent the author may start a session as (its role decides the profile).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentChoice {
+    pub id: String,
+    pub name: String,
+    pub role: String,
+    /// The profile its sessions run with.
+    pub profile: String,
+}
+
+/// The durable agents as the new-session form lists them (read off the UI task).
+pub fn agent_choices(engine: &crate::engine::Engine) -> Result<Vec<AgentChoice>, String> {
+    let list = engine.durable_agents().map_err(|e| e.to_string())?;
+    Ok(list
+        .into_iter()
+        .map(|a| AgentChoice {
+            profile: a.role.profile().to_string(),
+            role: a.role.as_str().to_string(),
+            id: a.id,
+            name: a.name,
+        })
+        .collect())
+}
+
+/// What the first list of the new-session form picked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Chosen<'a> {
+    Profile(&'a ProfileChoice),
+    Agent(&'a AgentChoice),
+}
+
+/// The durable agents of the form: still being read, read, or why they could not be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentsList {
+    Loading,
+    Loaded(Vec<AgentChoice>),
+    Failed(String),
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NewField {
     Profile,
@@ -247,6 +286,9 @@ pub enum NewField {
 #[derive(Clone, Debug)]
 pub struct NewSessionForm {
     pub profiles: Vec<ProfileChoice>,
+    /// The durable agents, listed after the profiles: a session started as one runs with its
+    /// role's profile and its identity.
+    pub agents: AgentsList,
     /// Model keys from config.toml; the form offers "profile default" before them.
     pub models: Vec<String>,
     pub field: NewField,
@@ -268,6 +310,7 @@ impl NewSessionForm {
             .unwrap_or(0);
         NewSessionForm {
             profiles,
+            agents: AgentsList::Loading,
             models,
             field: NewField::Profile,
             profile,
@@ -297,10 +340,19 @@ impl NewSessionForm {
         self.typed.clear();
     }
 
+    /// The durable agents read so far (none while loading or after a failure).
+    pub fn agent_rows(&self) -> &[AgentChoice] {
+        match &self.agents {
+            AgentsList::Loaded(a) => a,
+            _ => &[],
+        }
+    }
+
     /// Up/Down in a list field.
     pub fn move_by(&mut self, delta: isize) {
+        let agents_len = self.agent_rows().len();
         let (slot, len) = match self.field {
-            NewField::Profile => (&mut self.profile, self.profiles.len()),
+            NewField::Profile => (&mut self.profile, self.profiles.len() + agents_len),
             NewField::Model => (&mut self.model, self.models.len() + 1),
             NewField::Title => return,
         };
@@ -311,7 +363,12 @@ impl NewSessionForm {
     /// A letter typed on a list field: jump to the first entry starting with what was typed.
     pub fn type_ahead(&mut self, c: char) -> bool {
         let names: Vec<String> = match self.field {
-            NewField::Profile => self.profiles.iter().map(|p| p.key.clone()).collect(),
+            NewField::Profile => self
+                .profiles
+                .iter()
+                .map(|p| p.key.clone())
+                .chain(self.agent_rows().iter().map(|a| a.id.clone()))
+                .collect(),
             NewField::Model => std::iter::once("profile default".to_string())
                 .chain(self.models.iter().cloned())
                 .collect(),
@@ -344,6 +401,27 @@ impl NewSessionForm {
         self.profiles.get(self.profile)
     }
 
+    /// The profile or the durable agent under the cursor of the first list.
+    pub fn chosen(&self) -> Option<Chosen<'_>> {
+        match self.profiles.get(self.profile) {
+            Some(p) => Some(Chosen::Profile(p)),
+            None => self
+                .agent_rows()
+                .get(self.profile - self.profiles.len())
+                .map(Chosen::Agent),
+        }
+    }
+
+    /// The durable agents arrived: kept after the profiles (the cursor stays where it is).
+    pub fn agents_loaded(&mut self, r: Result<Vec<AgentChoice>, String>) {
+        self.agents = match r {
+            Ok(a) => AgentsList::Loaded(a),
+            Err(e) => AgentsList::Failed(e),
+        };
+        let n = self.profiles.len() + self.agent_rows().len();
+        self.profile = self.profile.min(n.saturating_sub(1));
+    }
+
     pub fn chosen_model(&self) -> Option<String> {
         self.model
             .checked_sub(1)
@@ -357,8 +435,9 @@ impl NewSessionForm {
         if !t.is_empty() {
             return t;
         }
-        match self.chosen_profile() {
-            Some(p) => format!("{} session", p.name),
+        match self.chosen() {
+            Some(Chosen::Profile(p)) => format!("{} session", p.name),
+            Some(Chosen::Agent(a)) => format!("{} ({})", a.name, a.id),
             None => "New session".into(),
         }
     }

@@ -10,7 +10,7 @@ use crate::tui::app::{AppState, MsgKind, Pane};
 use crate::tui::input::Overlay;
 use crate::tui::keymap::Context;
 use crate::tui::sessions::SessionsView;
-use crate::tui::widgets::forms::{AnswerForm, NewField, NewSessionForm};
+use crate::tui::widgets::forms::{AgentChoice, AnswerForm, Chosen, NewField, NewSessionForm};
 
 impl AppState {
     fn key_name(&self, cmd: Command, ctx: Context) -> String {
@@ -38,6 +38,17 @@ impl AppState {
             self.profiles.clone(),
             self.models.clone(),
         ))));
+        vec![Effect::LoadDurableAgents]
+    }
+
+    /// The durable agents for an open new-session form.
+    pub(crate) fn durable_agents_loaded(
+        &mut self,
+        r: Result<Vec<AgentChoice>, String>,
+    ) -> Vec<Effect> {
+        if let Some(Overlay::NewSession(f)) = &mut self.overlay {
+            f.agents_loaded(r);
+        }
         Vec::new()
     }
 
@@ -150,14 +161,19 @@ impl AppState {
                 if f.creating {
                     return Vec::new();
                 }
-                let Some(profile) = f.chosen_profile().map(|p| p.key.clone()) else {
-                    f.error = Some("Pick a profile first.".into());
-                    return Vec::new();
+                let (profile, agent) = match f.chosen() {
+                    Some(Chosen::Profile(p)) => (p.key.clone(), None),
+                    Some(Chosen::Agent(a)) => (a.profile.clone(), Some(a.id.clone())),
+                    None => {
+                        f.error = Some("Pick a profile or an agent first.".into());
+                        return Vec::new();
+                    }
                 };
                 f.creating = true;
                 f.error = None;
                 vec![Effect::CreateSession {
                     profile,
+                    agent,
                     model: f.chosen_model(),
                     title: f.title_or_default(),
                     mode: Mode::Normal,
@@ -319,7 +335,10 @@ impl AppState {
                     self.overlay = None;
                 }
                 let id = info.id.clone();
-                let profile = info.profile.clone();
+                let profile = match &info.agent {
+                    Some(a) => format!("{}, as {a}", info.profile),
+                    None => info.profile.clone(),
+                };
                 self.sessions.upsert(info);
                 self.sessions.select_id(&id);
                 self.focus = Pane::Sessions;

@@ -12,7 +12,7 @@ use crate::tui::app::AppState;
 use crate::tui::approvals::age;
 use crate::tui::chrome::{centered, overlay_frame, put_line};
 use crate::tui::keymap::Context;
-use crate::tui::widgets::forms::{AnswerForm, NewField, NewSessionForm};
+use crate::tui::widgets::forms::{AgentsList, AnswerForm, NewField, NewSessionForm};
 use crate::tui::widgets::wrap::Row;
 use crate::tui::widgets::wrap::{draw_top_down, wrap_line};
 
@@ -275,23 +275,55 @@ pub fn draw_new_session(app: &AppState, f: &NewSessionForm, area: Rect, buf: &mu
         put_line(buf, inside, y, l);
         y += 1;
     };
-    line(buf, &label("Profile", NewField::Profile));
+    line(buf, &label("Profile or durable agent", NewField::Profile));
+    // One list: the profiles, then the durable agents (a session as one runs with its role's
+    // profile and the agent's identity, mail and ratings).
+    let agents = f.agent_rows();
+    let rows = f.profiles.len() + agents.len();
     let list_h = (inside.height as usize).saturating_sub(13).clamp(1, 6);
     let start = f
         .profile
         .saturating_sub(list_h.saturating_sub(1))
-        .min(f.profiles.len().saturating_sub(list_h));
-    for (i, p) in f.profiles.iter().enumerate().skip(start).take(list_h) {
+        .min(rows.saturating_sub(list_h));
+    for i in (start..rows).take(list_h) {
         let sel = i == f.profile;
+        let (key, rest) = match f.profiles.get(i) {
+            Some(p) => (p.key.clone(), format!(" · {} — {}", p.name, p.description)),
+            None => {
+                let a = &agents[i - f.profiles.len()];
+                (
+                    a.id.clone(),
+                    format!(
+                        " · {} — durable {} agent, runs as profile {}",
+                        a.name, a.role, a.profile
+                    ),
+                )
+            }
+        };
         let mut l = Line::from(vec![
             Span::styled(if sel { "  (•) " } else { "  ( ) " }, t.key_hint),
-            Span::styled(p.key.clone(), t.text),
-            Span::styled(format!(" · {} — {}", p.name, p.description), t.dim),
+            Span::styled(key, t.text),
+            Span::styled(rest, t.dim),
         ]);
         if sel && f.field == NewField::Profile {
             l = l.style(t.selection);
         }
         line(buf, &l);
+    }
+    let note = match &f.agents {
+        AgentsList::Loading => Some(("  reading the durable agents…".to_string(), t.dim)),
+        AgentsList::Loaded(a) if a.is_empty() => Some((
+            "  no durable agents yet (fn_agent_create makes one)".to_string(),
+            t.dim,
+        )),
+        AgentsList::Loaded(_) => None,
+        AgentsList::Failed(e) => Some((
+            format!("  the durable agents could not be read: {e}"),
+            t.input_error,
+        )),
+    };
+    if let Some((text, style)) = note {
+        line(buf, &Line::from(Span::styled(text, style)));
     }
     line(buf, &Line::from(""));
     line(buf, &label("Model", NewField::Model));
