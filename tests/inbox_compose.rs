@@ -24,15 +24,13 @@ use std::time::Duration;
 use nbook::agent::host::{Host, ProviderSource};
 use nbook::agent::{Provider, ReplayProvider};
 use nbook::board::mailbox as mb;
-use nbook::board::Board;
 use nbook::engine::agent_session::AgentSessionError;
 use nbook::engine::mail::RecipientKind;
 use nbook::engine::{Approval, CallResult, Decision, Engine, LogRecord, Mode, SessionState};
-use nbook::tui::action::{Action, Effect};
-use nbook::tui::app::{AppState, Pane};
-use nbook::tui::board::jobs;
+use nbook::tui::app::AppState;
 use nbook::tui::input::Overlay;
 use serde_json::{json, Value};
+use tui_story_support::board_ui::{app, board, keys, paste};
 use tui_story_support::*;
 
 const APPROVE: Approval = Approval::Auto {
@@ -54,10 +52,6 @@ fn agent(e: &Arc<Engine>, name: &str, mode: &str) -> String {
     );
     assert!(r.ok, "{}", r.content);
     r.details.unwrap()["agentId"].as_str().unwrap().to_string()
-}
-
-fn board(b: &Book) -> Board {
-    Board::new(&b.root, "book")
 }
 
 fn mail(b: &Book, id: &str) -> mb::Message {
@@ -416,41 +410,9 @@ fn the_author_posts_in_any_room_and_opening_sent_mail_leaves_it_unread() {
 
 const SIZES: [(u16, u16); 2] = [(80, 24), (120, 40)];
 
-fn run(engine: &Arc<Engine>, app: &mut AppState, fx: Vec<Effect>) {
-    let mut queue = fx;
-    while !queue.is_empty() {
-        let next = match queue.remove(0) {
-            Effect::BoardJob { ticket, job } => {
-                let _in_runtime = rt().enter();
-                let result = jobs::run(engine, job);
-                app.update(Action::BoardJobDone { ticket, result })
-            }
-            _ => Vec::new(),
-        };
-        queue.extend(next);
-    }
-}
-
-fn keys(b: &Book, app: &mut AppState, k: &str) {
-    let fx = press(app, k);
-    run(&b.engine, app, fx);
-}
-
-fn paste(b: &Book, app: &mut AppState, text: &str) {
-    let fx = app.update(Action::Paste(text.into()));
-    run(&b.engine, app, fx);
-}
-
 fn inbox_app(b: &Book, w: u16, h: u16) -> AppState {
-    let (mut app, _) = empty_app(w, h);
-    let fx: Vec<Effect> = app
-        .start()
-        .into_iter()
-        .filter(|f| matches!(f, Effect::BoardJob { .. }))
-        .collect();
-    run(&b.engine, &mut app, fx);
-    keys(b, &mut app, "6 I");
-    assert_eq!(app.focus, Pane::Board);
+    let mut app = app(b, w, h);
+    keys(b, &mut app, "I");
     assert!(app.board.inbox.is_some());
     app
 }
