@@ -207,7 +207,22 @@ async fn every_rejection_code_stores_nothing() {
     )
     .await;
 
-    // Rooms.
+    // Rooms. Making one is the author's: an agent is told so, and nothing about plot deletes
+    // (the refusal once gave every author-only tool the hard-delete advice).
+    let r = f
+        .run(
+            &hb,
+            "fn_room_create",
+            json!({"name": "Agents only", "members": ["writer"]}),
+        )
+        .await;
+    assert_eq!(r.status, CallStatus::NotAllowed, "{}", r.content);
+    assert!(
+        r.content.contains("for the author only") && r.content.contains("fn_post_room_message"),
+        "{}",
+        r.content
+    );
+    assert!(!r.content.contains("plot data"), "{}", r.content);
     f.refused(
         &hb,
         "fn_post_room_message",

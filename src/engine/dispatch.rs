@@ -309,8 +309,10 @@ impl Engine {
                 call,
                 CallStatus::NotAllowed,
                 format!(
-                    "tool {} is for the author only (the TUI, after a confirmation), whatever profile {} lists; agents cannot hard-delete plot data: archive, abandon or drop instead",
-                    call.name, profile.key
+                    "tool {} is for the author only, whatever profile {} lists: {}",
+                    call.name,
+                    profile.key,
+                    registered.tool.effects().author_only_hint
                 ),
             )));
         }

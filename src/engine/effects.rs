@@ -37,6 +37,9 @@ pub struct Effects {
     /// Only the author may call it (through [`crate::engine::Engine::author_call`]); the
     /// engine refuses it for every other actor even when a profile lists it (plot hard delete).
     pub author_only: bool,
+    /// What the refusal tells an agent that calls an author-only tool: where the author does
+    /// it, and what an agent may do instead.
+    pub author_only_hint: &'static str,
     /// Offered to the model after every other tool of its session (Fusion sorts
     /// `fn_heartbeat_done` last: the call that closes a run reads as the list's end).
     pub listed_last: bool,
@@ -53,6 +56,7 @@ impl Effects {
             prompt_gated_in_neurobook: false,
             ends_run: false,
             author_only: false,
+            author_only_hint: "",
             listed_last: false,
         }
     }
@@ -76,8 +80,11 @@ impl Effects {
         self.ends_run = true;
         self
     }
-    pub const fn author_only(mut self) -> Effects {
+    /// Only the author calls it; `hint` is what the refusal tells an agent (where the author
+    /// does it, what an agent does instead).
+    pub const fn author_only(mut self, hint: &'static str) -> Effects {
         self.author_only = true;
+        self.author_only_hint = hint;
         self
     }
     pub const fn listed_last(mut self) -> Effects {

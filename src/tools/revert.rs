@@ -296,7 +296,9 @@ impl TypedTool for RevertChange {
     const DESCRIPTION: &'static str = "Revert one recorded change of the project's change history exactly: files back to their bytes before it (re-created, removed, moves undone), database rows back to their values before it. Refused when a later recorded change touched the same target (revert those first, newest first) or when the target changed outside the history. The author only, from the History view.";
     const MUTATES: Mutates = Mutates::Yes;
     const EFFECTS: Effects =
-        Effects::touches(&[Domain::Files, Domain::Plot, Domain::World, Domain::Sql]).author_only();
+        Effects::touches(&[Domain::Files, Domain::Plot, Domain::World, Domain::Sql]).author_only(
+            "the author reverts a change from the History view (Approvals pane, H); to undo your own change, propose the edit that undoes it",
+        );
 
     fn write_targets(&self, ctx: &ToolCtx, args: &RevertArgs) -> Vec<String> {
         match store(ctx).get(args.entry) {

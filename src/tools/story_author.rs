@@ -166,7 +166,9 @@ impl TypedTool for DeleteStoryNode {
     const GROUP: &'static str = "plot";
     const DESCRIPTION: &'static str = "Delete a story record for good, with its cascade: a thread takes its scenes, their beats and refs; a scene its beats and refs; a promise its beats; a chapter unplaces its scenes and clears promise deadlines; an act ungroups its chapters; decision anchors on it read as story; promises paid off only there reopen. The author only; agents archive, abandon or drop instead.";
     const MUTATES: Mutates = Mutates::Yes;
-    const EFFECTS: Effects = Effects::touches(&[Domain::Plot]).author_only();
+    const EFFECTS: Effects = Effects::touches(&[Domain::Plot]).author_only(
+        "the author deletes story records from the Story pane (D); agents cannot hard-delete plot data: archive, abandon or drop instead",
+    );
 
     fn write_targets(&self, _ctx: &ToolCtx, args: &DeleteArgs) -> Vec<String> {
         vec![format!("plot/delete {:?}", args.node())]

@@ -180,7 +180,9 @@ impl TypedTool for AgentRate {
     const MUTATES: Mutates = Mutates::Yes;
     const EFFECTS: Effects = {
         use crate::engine::tool::Domain::*;
-        Effects::touches(&[Agents, Board]).author_only()
+        Effects::touches(&[Agents, Board]).author_only(
+            "the author rates runs (R in the Sessions pane or on the Board); read your ratings with fn_read_evaluations",
+        )
     };
     fn write_targets(&self, ctx: &ToolCtx, a: &RateArgs) -> Vec<String> {
         match Self::rating(ctx, a) {

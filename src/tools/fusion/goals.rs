@@ -16,7 +16,9 @@ use crate::engine::types::Preview;
 
 const AUTHOR_BOARD: Effects = {
     use crate::engine::tool::Domain::*;
-    Effects::touches(&[Board]).author_only()
+    Effects::touches(&[Board]).author_only(
+        "the author sets the book's goals on the Board (o new goal, O the goals); read them with fn_goal_list",
+    )
 };
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -54,7 +54,9 @@ const BOARD: Effects = {
 
 const AUTHOR_BOARD: Effects = {
     use crate::engine::tool::Domain::*;
-    Effects::touches(&[Board]).author_only()
+    Effects::touches(&[Board]).author_only(
+        "the author makes chat rooms and chooses their members; post in your rooms with fn_post_room_message",
+    )
 };
 
 /// Whether the caller is the author (the TUI's author session).
