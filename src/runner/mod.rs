@@ -55,6 +55,8 @@ pub mod code;
 pub mod messages;
 pub mod pick;
 pub mod route;
+pub mod heartbeat;
+pub mod scheduler_lock;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
