@@ -37,6 +37,24 @@ pub const TIMED_OUT: &str = "timed-out";
 pub const FAILED: &str = "failed";
 pub const CANCELLED: &str = "cancelled";
 
+/// A durable agent with its newest run (the Board's agent list).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AgentLine {
+    pub agent: super::agents::DurableAgent,
+    pub last: Option<AgentRun>,
+}
+
+/// Every durable agent, oldest first, with its newest run.
+pub fn lines(c: &Connection) -> BoardResult<Vec<AgentLine>> {
+    super::agents::all(c)?
+        .into_iter()
+        .map(|agent| {
+            let last = last(c, &agent.id)?;
+            Ok(AgentLine { agent, last })
+        })
+        .collect()
+}
+
 /// One run, as `nbook agent runs` prints it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -56,6 +56,8 @@ use crate::board::{Board, BoardError, Outcome};
 use crate::engine::agents::{InvokeMode, InvokeOutcome, InvokeRequest};
 use crate::engine::{Engine, Mode};
 
+/// The actor the scheduler's board notices are sent under.
+pub const ACTOR: &str = "heartbeat";
 /// A run's bound when the agent sets no `heartbeatTimeoutMs` (the board's step default).
 pub const DEFAULT_TIMEOUT_MS: u64 = super::DEFAULT_STEP_TIMEOUT_MS;
 /// How often the scheduler looks at the agents when nothing woke it.
@@ -583,6 +585,8 @@ impl Heartbeats {
                 });
             }
         };
+        // The Board's agent list shows the run (and the mail now read).
+        self.engine.board_changed(ACTOR);
         self.emit(HeartbeatEvent::RunStarted {
             agent: a.id.clone(),
             run_id,
@@ -664,6 +668,7 @@ impl Heartbeats {
             tracing::warn!("heartbeat run {run_id} of {agent}: its end could not be recorded: {e}");
         }
         self.forget(agent, run_id);
+        self.engine.board_changed(ACTOR);
         self.emit(HeartbeatEvent::RunEnded {
             agent: agent.to_string(),
             run_id,

@@ -351,6 +351,27 @@ impl Executor {
                     "No board scheduler runs in this view.".into(),
                 )),
             },
+            Effect::HeartbeatWake { agent } => match &self.heartbeats {
+                Some(h) => {
+                    let (h, tx) = (h.clone(), self.tx.clone());
+                    tokio::task::spawn_blocking(move || {
+                        use crate::runner::heartbeat::Woken;
+                        let a = match h.wake(&agent) {
+                            Ok(Woken::Started { run_id, session_id }) => Action::Notice(format!(
+                                "{agent} woke: heartbeat run {run_id} in session {session_id} (Sessions pane)"
+                            )),
+                            Ok(Woken::Coalesced) => Action::Notice(format!(
+                                "{agent} is at its maxConcurrentRuns: the wake runs when its current run ends"
+                            )),
+                            Err(e) => Action::EffectFailed(e.to_string()),
+                        };
+                        let _ = tx.send(Msg::Action(Box::new(a)));
+                    });
+                }
+                None => self.send(Action::EffectFailed(
+                    "This nbook does not run the heartbeats (another nbook on this project does, or none runs here): wake the agent there, or with `nbook agent wake ID`.".into(),
+                )),
+            },
             Effect::BoardJob { ticket, job } => self.blocking(move |x| Action::BoardJobDone {
                 ticket,
                 result: crate::tui::board::jobs::run(&x.engine, job),

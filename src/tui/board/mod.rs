@@ -17,6 +17,7 @@ pub mod artifacts;
 pub mod columns;
 pub mod commands;
 pub mod goals;
+pub mod heartbeats;
 pub mod inbox;
 pub mod jobs;
 pub mod overlay;
