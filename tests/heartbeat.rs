@@ -95,7 +95,10 @@ fn script(turns: Vec<Value>) -> ProviderSource {
 
 impl Fx {
     fn board(&self) -> Board {
-        Board::new(self.engine.workspace().root(), self.engine.workspace().name())
+        Board::new(
+            self.engine.workspace().root(),
+            self.engine.workspace().name(),
+        )
     }
 
     /// A custom (heartbeat) agent created by the author; its id.
@@ -281,7 +284,11 @@ async fn an_assignment_wakes_the_agent_once_naming_the_task() {
     assert_eq!(runs[0].trigger.as_deref(), Some(task.as_str()));
     let first = &f.users(runs[0].session_id.as_deref().unwrap())[0];
     assert!(first.contains(&task), "{first}");
-    assert_eq!(tick(&h).await, 0, "the same assignment does not wake it twice");
+    assert_eq!(
+        tick(&h).await,
+        0,
+        "the same assignment does not wake it twice"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -300,15 +307,24 @@ async fn immediate_mail_wakes_the_agent_and_on_heartbeat_mail_waits_for_its_next
         f.host(vec![done("read it"), done("read the queued one")]),
         Arc::new(ManualClock::at_now()),
     );
-    let d = f.send("chat", &quick, "The lighthouse has 154 steps now").await;
-    assert_eq!(d["wakeRecipient"], json!(false), "{d}");
-    f.send("chat", &patient, "Check the tide in chapter 2 when you next run")
+    let d = f
+        .send("chat", &quick, "The lighthouse has 154 steps now")
         .await;
+    assert_eq!(d["wakeRecipient"], json!(false), "{d}");
+    f.send(
+        "chat",
+        &patient,
+        "Check the tide in chapter 2 when you next run",
+    )
+    .await;
     assert_eq!(tick(&h).await, 1, "only the immediate recipient wakes");
     let runs = f.ended(&quick, 1).await;
     assert_eq!(runs[0].reason, "message");
     let first = &f.users(runs[0].session_id.as_deref().unwrap())[0];
-    assert!(first.contains("The lighthouse has 154 steps now"), "{first}");
+    assert!(
+        first.contains("The lighthouse has 154 steps now"),
+        "{first}"
+    );
     assert_eq!(f.unread(&quick), 0, "delivered mail is marked read");
     assert_eq!(tick(&h).await, 0, "read mail wakes nobody again");
     assert!(f.runs(&patient).is_empty());
@@ -341,7 +357,11 @@ async fn wakes_past_max_concurrent_runs_coalesce_into_one_later_run() {
     let runs = f.ended(&id, 2).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let runs_now = f.runs(&id);
-    assert_eq!(runs_now.len(), 2, "three wakes while busy are one run: {runs_now:?}");
+    assert_eq!(
+        runs_now.len(),
+        2,
+        "three wakes while busy are one run: {runs_now:?}"
+    );
     assert_eq!(runs[1].summary.as_deref(), Some("second"));
     // The mail that came while it was busy went into the coalesced run.
     let second = &f.users(runs[1].session_id.as_deref().unwrap())[0];
@@ -443,7 +463,10 @@ async fn the_procedure_file_and_changed_manuscript_files_are_in_the_wake_message
     wake(&h, &id).await;
     let runs = f.ended(&id, 1).await;
     let first = &f.users(runs[0].session_id.as_deref().unwrap())[0];
-    assert!(first.contains("mail the author what contradicts"), "{first}");
+    assert!(
+        first.contains("mail the author what contradicts"),
+        "{first}"
+    );
     assert!(first.contains("- manuscript/001.md"), "{first}");
     // Only what changed since the last run started is listed next time.
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -501,7 +524,10 @@ async fn waking_an_unknown_agent_names_how_to_list_them_and_creates_nothing() {
         .unwrap()
         .unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("agent-099") && msg.contains("fn_list_agents"), "{msg}");
+    assert!(
+        msg.contains("agent-099") && msg.contains("fn_list_agents"),
+        "{msg}"
+    );
     assert_eq!(f.engine.sessions().len(), before);
     assert!(f.runs("agent-099").is_empty());
 }
@@ -615,7 +641,9 @@ async fn a_second_nbook_on_the_project_says_who_runs_the_heartbeats() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!("another nbook (pid {pid}) runs this project's heartbeat agents")),
+        err.contains(&format!(
+            "another nbook (pid {pid}) runs this project's heartbeat agents"
+        )),
         "{err}"
     );
     assert!(
@@ -651,7 +679,9 @@ async fn nbook_agent_wake_runs_the_agent_and_prints_its_events() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect();
-    assert!(lines.iter().any(|l| l["event"] == "run_started" && l["reason"] == "manual"));
+    assert!(lines
+        .iter()
+        .any(|l| l["event"] == "run_started" && l["reason"] == "manual"));
     let last = lines.last().unwrap();
     assert_eq!(last["event"], "run_finished");
     assert_eq!(last["run"]["status"], "done");
@@ -673,7 +703,10 @@ async fn nbook_agent_wake_with_an_unknown_id_is_a_usage_error_that_changes_nothi
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("agent-042") && err.contains("fn_list_agents"), "{err}");
+    assert!(
+        err.contains("agent-042") && err.contains("fn_list_agents"),
+        "{err}"
+    );
     let c = rusqlite::Connection::open(b.root.join(".nbook/project.sqlite")).unwrap();
     let n: i64 = c
         .query_row("SELECT COUNT(*) FROM nbook_agent_run", [], |r| r.get(0))

@@ -90,7 +90,12 @@ fn with_agents() -> Book {
             ..ConfigPatch::default()
         },
     );
-    agent(&b, "Second reader", AgentRole::Reviewer, ConfigPatch::default());
+    agent(
+        &b,
+        "Second reader",
+        AgentRole::Reviewer,
+        ConfigPatch::default(),
+    );
     // 2026-03-16 02:00 UTC.
     let at = 1_773_626_400_000;
     board(&b)

@@ -207,7 +207,13 @@ fn event_session(ev: &EngineEvent) -> Option<String> {
         .map(str::to_string)
 }
 
-fn runs(project: &Path, id: &str, limit: usize, json_mode: bool, dirs: &Dirs) -> Result<u8, Failure> {
+fn runs(
+    project: &Path,
+    id: &str,
+    limit: usize,
+    json_mode: bool,
+    dirs: &Dirs,
+) -> Result<u8, Failure> {
     let engine = open_engine(project, dirs)?;
     let board = Board::new(engine.workspace().root(), engine.workspace().name());
     let (agent, list) = board
@@ -221,7 +227,10 @@ fn runs(project: &Path, id: &str, limit: usize, json_mode: bool, dirs: &Dirs) ->
         return Ok(exit::OK);
     }
     if list.is_empty() {
-        out(esc(&format!("{} ({}) has no heartbeat runs yet.", agent.id, agent.name)))?;
+        out(esc(&format!(
+            "{} ({}) has no heartbeat runs yet.",
+            agent.id, agent.name
+        )))?;
     }
     for r in &list {
         out(esc(&human(r)))?;

@@ -148,7 +148,10 @@ pub enum HeartbeatEvent {
 /// What [`Heartbeats::wake`] did.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Woken {
-    Started { run_id: i64, session_id: String },
+    Started {
+        run_id: i64,
+        session_id: String,
+    },
     /// The agent's runs are at its cap; the wake starts when one ends.
     Coalesced,
 }
@@ -553,10 +556,13 @@ impl Heartbeats {
         })?;
         let run_id = committed.outcome.value.as_i64().unwrap_or_default();
         let msg = wake_message(a, p.reason, &tasks, &mail, &changed, since, procedure);
-        lock(&self.live).entry(a.id.clone()).or_default().push(Live {
-            run_id,
-            session_id: sid.clone(),
-        });
+        lock(&self.live)
+            .entry(a.id.clone())
+            .or_default()
+            .push(Live {
+                run_id,
+                session_id: sid.clone(),
+            });
         let req = InvokeRequest {
             caller: None,
             session_id: sid.clone(),
@@ -761,7 +767,10 @@ pub fn wake_message(
         r = reason.as_str()
     );
     if !tasks.is_empty() && reason != WakeReason::Assignment {
-        s.push_str(&format!("\n\nTasks newly assigned to you: {}.", tasks.join(", ")));
+        s.push_str(&format!(
+            "\n\nTasks newly assigned to you: {}.",
+            tasks.join(", ")
+        ));
     }
     match since_ms {
         Some(ms) => s.push_str(&format!(

@@ -52,10 +52,10 @@
 //! same transaction, so each is delivered exactly once.
 
 pub mod code;
+pub mod heartbeat;
 pub mod messages;
 pub mod pick;
 pub mod route;
-pub mod heartbeat;
 pub mod scheduler_lock;
 
 use std::collections::{BTreeMap, HashSet};

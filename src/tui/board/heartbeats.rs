@@ -25,7 +25,9 @@ fn listed(app: &AppState) -> &[AgentLine] {
 
 impl AppState {
     pub(crate) fn board_open_agents(&mut self) {
-        self.overlay = Some(Overlay::Board(Box::new(BoardOverlay::Agents { selected: 0 })));
+        self.overlay = Some(Overlay::Board(Box::new(BoardOverlay::Agents {
+            selected: 0,
+        })));
     }
 
     pub(crate) fn agent_list_command(&mut self, cmd: Command) -> Vec<Effect> {
@@ -72,9 +74,9 @@ impl AppState {
 /// `30 min`, `2 h`, `45 s`: a heartbeat interval as the list shows it.
 fn every(ms: u64) -> String {
     let s = ms / 1000;
-    if s % 3600 == 0 {
+    if s.is_multiple_of(3600) {
         format!("{} h", s / 3600)
-    } else if s % 60 == 0 {
+    } else if s.is_multiple_of(60) {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")
@@ -132,9 +134,8 @@ pub fn draw_list(app: &AppState, selected: usize, area: Rect, buf: &mut Buffer) 
                 .max(1),
             Cut::End,
         );
-        let pad = w.saturating_sub(
-            head.chars().count() + name.chars().count() + timer.chars().count(),
-        );
+        let pad =
+            w.saturating_sub(head.chars().count() + name.chars().count() + timer.chars().count());
         let mut line = Line::from(vec![
             Span::styled(head, t.meta),
             Span::styled(name, t.text),
@@ -151,20 +152,12 @@ pub fn draw_list(app: &AppState, selected: usize, area: Rect, buf: &mut Buffer) 
         }
         put_line(buf, inside, y, &line);
         let second = fit_width(&format!("    {}", last_run(l)), w, Cut::End);
-        put_line(
-            buf,
-            inside,
-            y + 1,
-            &Line::from(Span::styled(second, t.dim)),
-        );
+        put_line(buf, inside, y + 1, &Line::from(Span::styled(second, t.dim)));
     }
     put_line(
         buf,
         inside,
         inside.height.saturating_sub(1),
-        &Line::from(Span::styled(
-            "Enter wake now · j/k move · Esc close",
-            t.dim,
-        )),
+        &Line::from(Span::styled("Enter wake now · j/k move · Esc close", t.dim)),
     );
 }

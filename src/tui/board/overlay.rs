@@ -41,9 +41,7 @@ pub enum BoardOverlay {
         error: Option<String>,
     },
     /// `H`: the durable agents and their last runs, to wake one.
-    Agents {
-        selected: usize,
-    },
+    Agents { selected: usize },
     /// `R` in the Sessions pane or the Board: the author's rating of a run.
     Rate(Box<crate::tui::board::rating::RateForm>),
     /// `r` in the Inbox: the author's reply to `mail`, which goes to `to`.
