@@ -707,6 +707,16 @@ async fn nbook_agent_wake_with_an_unknown_id_is_a_usage_error_that_changes_nothi
         err.contains("agent-042") && err.contains("fn_list_agents"),
         "{err}"
     );
+    let runs = command(&b, &["agent", "runs", "agent-042"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(runs.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&runs.stderr);
+    assert!(
+        err.contains("agent-042") && err.contains("fn_list_agents"),
+        "{err}"
+    );
     let c = rusqlite::Connection::open(b.root.join(".nbook/project.sqlite")).unwrap();
     let n: i64 = c
         .query_row("SELECT COUNT(*) FROM nbook_agent_run", [], |r| r.get(0))
