@@ -19,6 +19,7 @@
 //! This module imports nothing from the engine; the tools in `src/tools/fusion/` put it
 //! behind the engine contract.
 
+pub mod agent_runs;
 pub mod agents;
 pub mod artifacts;
 pub mod assign;

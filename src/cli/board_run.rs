@@ -12,6 +12,10 @@
 //! - without `--once`: schedule until Ctrl+C; waiting calls stay waiting and hold their
 //!   slots, other tasks go on in the free ones. Ctrl+C cancels the running sessions (exit 130).
 //!
+//! - Heartbeat agents (`crate::runner::heartbeat`) wake while it runs without `--once`, when
+//!   this process holds the project's scheduler lock; else stderr says which nbook (pid) runs
+//!   them. Their `run_started` / `run_ended` / `coalesced` events are printed too.
+//!
 //! Output: one line per scheduler event (`session_started`, `task_moved`, `session_ended`,
 //! `steered`, `problem`) and per call that starts waiting (`approval_waiting`), then
 //! `run_finished` with the waiting calls and the board; `--json` prints each as a JSON object.
@@ -27,6 +31,7 @@ use crate::agent::host::{config_providers, Host};
 use crate::board::{tasks, Board};
 use crate::config::Dirs;
 use crate::engine::{Approval, Engine, EngineEvent, PendingCall};
+use crate::runner::heartbeat::{HeartbeatEvent, Heartbeats};
 use crate::runner::{Runner, RunnerEvent};
 use crate::text::escape_for_terminal as esc;
 
@@ -86,6 +91,38 @@ fn human(e: &RunnerEvent) -> String {
     }
 }
 
+fn heartbeat_human(e: &HeartbeatEvent) -> String {
+    match e {
+        HeartbeatEvent::RunStarted {
+            agent,
+            run_id,
+            reason,
+            session_id,
+        } => format!(
+            "{agent}: heartbeat run {run_id} started ({}) in session {session_id}",
+            reason.as_str()
+        ),
+        HeartbeatEvent::RunEnded {
+            agent,
+            run_id,
+            status,
+            summary,
+            ..
+        } => format!(
+            "{agent}: heartbeat run {run_id} ended ({status}){}",
+            summary
+                .as_ref()
+                .map(|s| format!(": {}", crate::board::snippet(s, 160)))
+                .unwrap_or_default()
+        ),
+        HeartbeatEvent::Coalesced { agent, reason } => format!(
+            "{agent}: a {} wake waits for its running heartbeat run to end (maxConcurrentRuns)",
+            reason.as_str()
+        ),
+        HeartbeatEvent::Problem { agent, message } => format!("{agent}: {message}"),
+    }
+}
+
 fn waiting_value(engine: &Engine, c: &PendingCall) -> Value {
     json!({
         "task": engine.session_task(&c.session_id),
@@ -127,6 +164,18 @@ pub async fn run(project: &Path, once: bool, json_mode: bool, dirs: &Dirs) -> Re
         Approval::Queue,
     );
     let runner = Runner::new(engine.clone(), host.clone());
+    // Heartbeats: only in the process holding the scheduler lock (kept until the end).
+    let (_scheduler_lock, heartbeats) = if once {
+        (None, None)
+    } else {
+        match crate::runner::scheduler_lock::SchedulerLock::acquire(engine.workspace().root()) {
+            Ok(l) => (Some(l), Some(Heartbeats::new(engine.clone(), host.clone()))),
+            Err(e) => {
+                super::note(format!("nbook: {e}"));
+                (None, None)
+            }
+        }
+    };
     let stop = CancellationToken::new();
     let interrupted = CancellationToken::new();
     {
@@ -140,6 +189,7 @@ pub async fn run(project: &Path, once: bool, json_mode: bool, dirs: &Dirs) -> Re
     }
     // The printer: the scheduler's events and the calls that start waiting, in order.
     let mut events = runner.subscribe();
+    let mut hb_events = heartbeats.as_ref().map(|h| h.subscribe());
     let mut engine_events = engine.subscribe();
     let printer_stop = CancellationToken::new();
     let printer = {
@@ -166,6 +216,14 @@ pub async fn run(project: &Path, once: bool, json_mode: bool, dirs: &Dirs) -> Re
                         Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                         Err(_) => break,
                     },
+                    Some(ev) = async { match hb_events.as_mut() { Some(r) => Some(r.recv().await), None => None } } => match ev {
+                        Ok(e) => {
+                            let v = serde_json::to_value(&e).unwrap_or(Value::Null);
+                            if !print(v, heartbeat_human(&e)) { break; }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                        Err(_) => { hb_events = None; }
+                    },
                     ev = engine_events.recv() => match ev {
                         Ok(EngineEvent::ApprovalRequested { call }) if engine.session_task(&call.session_id).is_some() => {
                             let mut v = waiting_value(&engine, &call);
@@ -184,8 +242,12 @@ pub async fn run(project: &Path, once: bool, json_mode: bool, dirs: &Dirs) -> Re
         runner.run_until_quiet(&stop).await;
     } else {
         let handle = runner.spawn(stop.clone());
+        let hb = heartbeats.as_ref().map(|h| h.spawn(stop.clone()));
         stop.cancelled().await;
         let _ = handle.await;
+        if let Some(h) = hb {
+            let _ = h.await;
+        }
     }
     // Let the printer catch up with what happened before the end.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;

@@ -17,6 +17,8 @@ use crate::engine::{Approval, Mode};
 static DEMO: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/assets/demo");
 const SEED_SQL: &str = include_str!("../../assets/demo-seed.sql");
 pub const DEMO_SCRIPT: &str = include_str!("../../assets/replay/demo-leader.jsonl");
+/// What the demo's continuity editor (agent-001, a heartbeat agent) does when it wakes.
+pub const CONTINUITY_SCRIPT: &str = include_str!("../../assets/replay/demo-continuity.jsonl");
 pub const DEMO_PROMPT: &str =
     "Review the opening chapters and the lorebook, then help me continue chapter 3.";
 
@@ -86,8 +88,10 @@ pub async fn demo(dir: Option<PathBuf>, dirs: Dirs) -> Result<u8, Failure> {
     code
 }
 
-/// The demo's lead author plays its recorded script once; every later run (a prompt from the
-/// composer, another profile) uses the models in config.toml, or says none is configured.
+/// The demo's lead author plays its recorded script once; the continuity editor's heartbeat
+/// runs (the `heartbeat` profile) play theirs each time it wakes; every other run (a prompt
+/// from the composer, another profile) uses the models in config.toml, or says none is
+/// configured.
 fn demo_providers(replay: Arc<dyn Provider>, config: crate::config::LiveConfig) -> ProviderSource {
     let first = std::sync::Mutex::new(Some(replay));
     let configured = config_providers(config);
@@ -96,6 +100,12 @@ fn demo_providers(replay: Arc<dyn Provider>, config: crate::config::LiveConfig) 
             if let Some(p) = first.lock().unwrap_or_else(|e| e.into_inner()).take() {
                 return Ok(p);
             }
+        }
+        if profile.key == "heartbeat" && model.is_none() {
+            let p = ReplayProvider::parse(CONTINUITY_SCRIPT, "demo-continuity.jsonl")
+                .map_err(|e| e.to_string())?
+                .with_word_delay(Duration::from_millis(15));
+            return Ok(Arc::new(p) as Arc<dyn Provider>);
         }
         configured(profile, model).map_err(|e| {
             format!("{e}. The demo's recorded script has already played; configure a model to keep going")

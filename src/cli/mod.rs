@@ -6,6 +6,7 @@
 //! Everything a subcommand prints goes through [`out`] (stdout) and [`note`] (stderr), never
 //! `println!`: a closed pipe must end the command quietly, not panic.
 
+mod agent;
 mod board;
 mod board_run;
 mod call;
@@ -154,6 +155,9 @@ pub enum Command {
     /// The book's production board: list, show ID, create
     #[command(subcommand)]
     Board(board::BoardCommand),
+    /// Durable agents' heartbeat runs: wake ID (one run now), runs ID (the record)
+    #[command(subcommand)]
+    Agent(agent::AgentCommand),
     /// List sessions
     Sessions {
         /// The project (default: the one containing the current folder)
@@ -379,6 +383,7 @@ async fn dispatch(cli: Cli, dirs: Dirs) -> Result<u8, Failure> {
             .await
         }
         Some(Command::Board(cmd)) => board::board(cmd, dirs).await,
+        Some(Command::Agent(cmd)) => agent::agent(cmd, dirs).await,
         Some(Command::Sessions { project, json }) => {
             sessions::sessions(&project_path(project), json, dirs)
         }

@@ -115,10 +115,11 @@ impl Engine {
     /// sessions, newest first — the ids `fn_send_message` takes.
     pub fn mail_recipients(&self) -> Result<Vec<Recipient>, BoardError> {
         let sessions = self.sessions();
+        let board = self.board();
         let mut out = Vec::new();
         for a in self.durable_agents()? {
             out.push(Recipient {
-                live_session: live_session_of(&sessions, &a.id),
+                live_session: live_session_of(&board, &sessions, &a.id),
                 label: format!("{} · {} agent", a.name, a.role.as_str()),
                 mode: a.runtime_config.message_response_mode,
                 kind: RecipientKind::Durable,
@@ -195,12 +196,19 @@ impl Recipient {
 }
 
 /// The live session mail to durable agent `agent_id` reaches: the newest session running as
-/// it (one whose last run failed still takes a message, as it takes the author's prompt).
-/// Shared by the mail tools and the heartbeat scheduler.
-pub fn live_session_of(sessions: &[SessionInfo], agent_id: &str) -> Option<String> {
-    sessions
+/// it (one whose last run failed still takes a message, as it takes the author's prompt) —
+/// but not the session of one of its heartbeat runs that is over: a heartbeat agent has no
+/// long-lived session, so mail after its run wakes a new run (`crate::runner::heartbeat`)
+/// instead of reopening the old one. Shared by the mail tools, the Inbox and the heartbeat
+/// scheduler, so mail is delivered by one of them only.
+pub fn live_session_of(board: &Board, sessions: &[SessionInfo], agent_id: &str) -> Option<String> {
+    let newest = sessions
         .iter()
         .filter(|s| s.agent.as_deref() == Some(agent_id))
-        .max_by_key(|s| s.id.parse::<u64>().unwrap_or(0))
-        .map(|s| s.id.clone())
+        .max_by_key(|s| s.id.parse::<u64>().unwrap_or(0))?;
+    // Unreadable run records count as none ended: the session then takes the mail.
+    let ended = board
+        .read(|c| crate::board::agent_runs::ended_sessions(c, agent_id))
+        .unwrap_or_default();
+    (!ended.contains(&newest.id)).then(|| newest.id.clone())
 }

@@ -58,6 +58,8 @@ pub struct BoardOverview {
     pub columns: Vec<(String, String)>,
     /// The author's unread mail (the pane title shows it).
     pub unread_mail: usize,
+    /// The durable agents with their last heartbeat run (the agent list, `H`).
+    pub agents: Vec<crate::board::agent_runs::AgentLine>,
 }
 
 /// The author's Inbox as the Board's Inbox view shows it: the mail to `dashboard` and what
@@ -204,6 +206,7 @@ impl ReadModel {
                     .collect(),
                 unread_mail: crate::board::mailbox::unread_count(c, USER_ID)?
                     + self.approvals.len(),
+                agents: crate::board::agent_runs::lines(c)?,
             })
         })?)
     }

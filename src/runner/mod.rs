@@ -50,11 +50,18 @@
 //! steer (drained at the next turn boundary); a task with no live session keeps them for its
 //! next session's first message. `crate::board::steering::take` marks them delivered in the
 //! same transaction, so each is delivered exactly once.
+//!
+//! **Heartbeats.** Beside this scheduler, with the same lifetime, `heartbeat` wakes the
+//! durable agents that run as heartbeats (timer, assignment, immediate mail, by hand) for
+//! bounded runs recorded in `nbook_agent_run`; `scheduler_lock` makes that one process per
+//! project.
 
 pub mod code;
+pub mod heartbeat;
 pub mod messages;
 pub mod pick;
 pub mod route;
+pub mod scheduler_lock;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

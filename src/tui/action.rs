@@ -118,6 +118,7 @@ commands! {
     BoardScheduler = "board_scheduler": "Board: stop the scheduler (no new role sessions; running ones finish) or start it again",
     BoardWorkflows = "board_workflows": "Board: the Workflows view — each workflow's columns, nodes and flow as a graph, and its settings (again: back to the board)",
     BoardWorkflowSet = "board_workflow_set": "Board: in the Workflows view, set a setting value of the selected workflow (id = value; empty clears)",
+    BoardAgents = "board_agents": "Board: the durable agents with their last heartbeat run; Enter wakes the selected one now",
     BoardInbox = "board_inbox": "Board: the Inbox view — the author's mail (messages, reports, approval mails), newest first (again: back to the board)",
     InboxReply = "inbox_reply": "Inbox: reply to the selected mail (reaches its agent at once, or at its next heartbeat)",
     InboxApprovals = "inbox_approvals": "Inbox: from an approval mail, jump to the Approvals pane",
@@ -548,6 +549,10 @@ pub enum Effect {
     /// Stop (false) or start (true) the board's scheduler.
     BoardScheduler {
         on: bool,
+    },
+    /// Wake a durable agent now (the heartbeat scheduler's manual wake).
+    HeartbeatWake {
+        agent: String,
     },
     WorldJob {
         ticket: Ticket,

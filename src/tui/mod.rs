@@ -153,12 +153,29 @@ pub async fn run(engine: Arc<Engine>, opts: TuiOptions) -> Result<(), TuiError> 
     // The board's scheduler runs while the UI is open, starting on (not persisted: `S`
     // stops it for this run only).
     let runner = crate::runner::Runner::new(engine.clone(), opts.host.clone());
+    // Heartbeat agents wake while the UI is open, in one nbook per project: the one holding
+    // `.nbook/scheduler.lock` (kept until the UI closes).
+    let (_scheduler_lock, heartbeats) =
+        match crate::runner::scheduler_lock::SchedulerLock::acquire(engine.workspace().root()) {
+            Ok(l) => (
+                Some(l),
+                Some(crate::runner::heartbeat::Heartbeats::new(
+                    engine.clone(),
+                    opts.host.clone(),
+                )),
+            ),
+            Err(e) => {
+                app.heartbeats_elsewhere(&e.to_string());
+                (None, None)
+            }
+        };
     let sources = runtime::Sources {
         events: sub,
         jobs: jobs_sub,
         host: Some(opts.host),
         dirs: Some(opts.dirs.clone()),
         runner: Some(runner),
+        heartbeats,
     };
     let mut handover = external::TerminalHandover;
     let result = runtime::run_loop(engine, sources, app, &mut term, &mut handover, started).await;

@@ -67,6 +67,8 @@ pub struct Executor {
     pub dirs: Option<crate::config::Dirs>,
     /// The board's scheduler (`S` stops and starts it).
     pub runner: Option<Arc<crate::runner::Runner>>,
+    /// The heartbeat scheduler (the Board's agent list wakes an agent through it).
+    pub heartbeats: Option<Arc<crate::runner::heartbeat::Heartbeats>>,
 }
 
 impl Executor {
@@ -81,7 +83,16 @@ impl Executor {
             host: None,
             dirs: None,
             runner: None,
+            heartbeats: None,
         }
+    }
+
+    pub fn with_heartbeats(
+        mut self,
+        heartbeats: Option<Arc<crate::runner::heartbeat::Heartbeats>>,
+    ) -> Executor {
+        self.heartbeats = heartbeats;
+        self
     }
 
     pub fn with_runner(mut self, runner: Option<Arc<crate::runner::Runner>>) -> Executor {
@@ -350,6 +361,27 @@ impl Executor {
                     "No board scheduler runs in this view.".into(),
                 )),
             },
+            Effect::HeartbeatWake { agent } => match &self.heartbeats {
+                Some(h) => {
+                    let (h, tx) = (h.clone(), self.tx.clone());
+                    tokio::task::spawn_blocking(move || {
+                        use crate::runner::heartbeat::Woken;
+                        let a = match h.wake(&agent) {
+                            Ok(Woken::Started { run_id, session_id }) => Action::Notice(format!(
+                                "{agent} woke: heartbeat run {run_id} in session {session_id} (Sessions pane)"
+                            )),
+                            Ok(Woken::Coalesced) => Action::Notice(format!(
+                                "{agent} is at its maxConcurrentRuns: the wake runs when its current run ends"
+                            )),
+                            Err(e) => Action::EffectFailed(e.to_string()),
+                        };
+                        let _ = tx.send(Msg::Action(Box::new(a)));
+                    });
+                }
+                None => self.send(Action::EffectFailed(
+                    "This nbook does not run the heartbeats (another nbook on this project does, or none runs here): wake the agent there, or with `nbook agent wake ID`.".into(),
+                )),
+            },
             Effect::BoardJob { ticket, job } => self.blocking(move |x| Action::BoardJobDone {
                 ticket,
                 result: crate::tui::board::jobs::run(&x.engine, job),
@@ -519,6 +551,9 @@ pub struct Sources {
     pub dirs: Option<crate::config::Dirs>,
     /// The board's scheduler, run while the UI is open (absent in tests that do not run it).
     pub runner: Option<Arc<crate::runner::Runner>>,
+    /// The heartbeat scheduler, run beside the board's while this process holds the
+    /// project's scheduler lock (absent otherwise, and in tests that do not run it).
+    pub heartbeats: Option<Arc<crate::runner::heartbeat::Heartbeats>>,
 }
 
 /// Read the terminal's input. Stopped (the task aborted, which drops the stream and its
@@ -731,10 +766,14 @@ pub async fn run_loop(
         tasks.push(r.spawn(runner_stop.clone()));
         tasks.push(forward_scheduler(r.clone(), tx.clone()));
     }
+    if let Some(h) = &sources.heartbeats {
+        tasks.push(h.spawn(runner_stop.clone()));
+    }
     let exec = Executor::new(engine.clone(), tx.clone())
         .with_host(sources.host)
         .with_dirs(sources.dirs)
-        .with_runner(sources.runner);
+        .with_runner(sources.runner)
+        .with_heartbeats(sources.heartbeats.clone());
     let mut quit = false;
     let mut queue: VecDeque<Effect> = app.start().into();
     while let Some(fx) = queue.pop_front() {
@@ -814,6 +853,10 @@ pub async fn run_loop(
     }
     input.abort();
     runner_stop.cancel();
+    if let Some(h) = &sources.heartbeats {
+        // No timer fires after the UI is gone (the spawned loop may not run again).
+        h.stop();
+    }
     for t in tasks {
         t.abort();
     }

@@ -21,6 +21,14 @@ impl AppState {
     /// and, when project lines are held, the trust prompt.
     /// The attach socket could not be opened: outside agents would be told no nbook has the
     /// project open, so the author is told why here, and what it means for them.
+    /// Another nbook holds the project's scheduler lock: this one wakes no heartbeat agent
+    /// (the other does); said once, as a notice, and the rest works as always.
+    pub fn heartbeats_elsewhere(&mut self, why: &str) {
+        let text = format!("heartbeats: {why}");
+        self.notices.push(text.clone());
+        self.message(text, MsgKind::Info);
+    }
+
     pub fn attach_failed(&mut self, error: &str) {
         let text =
             format!("mcp: outside agents cannot attach (their changes are refused): {error}");

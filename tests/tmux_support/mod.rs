@@ -43,6 +43,7 @@ impl Tmux {
     }
 
     /// Type literal text (no key-name interpretation).
+    #[allow(dead_code)]
     pub fn type_text(&self, text: &str) {
         assert!(Command::new("tmux")
             .args(["send-keys", "-t", &self.name, "-l", text])

@@ -271,7 +271,7 @@ impl TypedTool for SendMessage {
         let agent_session = (immediate && is_durable_id(&to))
             .then(|| {
                 let sessions = ctx.services.as_ref()?.sessions();
-                crate::engine::mail::live_session_of(&sessions, &to)
+                crate::engine::mail::live_session_of(&b, &sessions, &to)
             })
             .flatten();
         if let Some(sid) = &agent_session {

@@ -71,6 +71,7 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
         c(Command::BoardArtifacts, "artifacts").hint(),
         c(Command::BoardWorkflows, "workflows"),
         c(Command::BoardInbox, "inbox").hint(),
+        c(Command::BoardAgents, "agents"),
         c(Command::BoardRate, "rate").available(card).hint(),
     ]
 }

@@ -18,6 +18,7 @@ pub mod columns;
 pub mod commands;
 pub mod compose;
 pub mod goals;
+pub mod heartbeats;
 pub mod inbox;
 pub mod jobs;
 pub mod overlay;

@@ -40,6 +40,8 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    /// `H`: the durable agents and their last runs, to wake one.
+    Agents { selected: usize },
     /// `R` in the Sessions pane or the Board: the author's rating of a run.
     Rate(Box<crate::tui::board::rating::RateForm>),
     /// `c` / `p` in the Inbox: a new message, or a post in a room (`super::compose`).
@@ -59,6 +61,7 @@ impl BoardOverlay {
             BoardOverlay::New { .. } => "board_new",
             BoardOverlay::Goal(_) => "board_goal_new",
             BoardOverlay::Goals { .. } => "board_goals",
+            BoardOverlay::Agents { .. } => "board_agents",
             BoardOverlay::Steer { .. } => "board_steer",
             BoardOverlay::Setting { .. } => "board_workflow_setting",
             BoardOverlay::Reply { .. } => "inbox_reply",
@@ -79,7 +82,7 @@ impl BoardOverlay {
             BoardOverlay::Mail(f) => Some(&f.content),
             BoardOverlay::Goal(f) => Some(f.field()),
             BoardOverlay::Rate(f) => Some(f.field()),
-            BoardOverlay::Goals { .. } => None,
+            BoardOverlay::Goals { .. } | BoardOverlay::Agents { .. } => None,
         }
     }
 
@@ -92,7 +95,7 @@ impl BoardOverlay {
             BoardOverlay::Mail(f) => Some(&mut f.content),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
             BoardOverlay::Rate(f) => Some(f.field_mut()),
-            BoardOverlay::Goals { .. } => None,
+            BoardOverlay::Goals { .. } | BoardOverlay::Agents { .. } => None,
         }
     }
 }
@@ -194,6 +197,7 @@ impl AppState {
             BoardOverlay::Goal(_) => return self.goal_form_command(cmd),
             BoardOverlay::Rate(_) => return self.rate_form_command(cmd),
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
+            BoardOverlay::Agents { .. } => return self.agent_list_command(cmd),
             BoardOverlay::Steer { .. }
             | BoardOverlay::Setting { .. }
             | BoardOverlay::Mail(_)
@@ -228,7 +232,7 @@ impl AppState {
                 BoardOverlay::Goal(f) => f.error = None,
                 BoardOverlay::Rate(f) => f.error = None,
                 BoardOverlay::Mail(f) => f.error = None,
-                BoardOverlay::Goals { .. } => {}
+                BoardOverlay::Goals { .. } | BoardOverlay::Agents { .. } => {}
                 BoardOverlay::Steer { error, .. }
                 | BoardOverlay::Setting { error, .. }
                 | BoardOverlay::Reply { error, .. } => *error = None,

@@ -87,6 +87,10 @@ impl AppState {
                 self.board_open_goals();
                 return Vec::new();
             }
+            Command::BoardAgents => {
+                self.board_open_agents();
+                return Vec::new();
+            }
             Command::BoardSteer => {
                 self.board_open_steer();
                 return Vec::new();
