@@ -33,6 +33,7 @@ pub mod memory;
 pub mod merge;
 pub mod model;
 pub mod prompt;
+pub mod repository_scope;
 pub mod research;
 pub mod review;
 pub mod scope;
