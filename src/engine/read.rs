@@ -107,6 +107,9 @@ pub struct BoardTaskDetail {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScopedBook {
     pub acquired: crate::board::repository_scope::Acquired,
+    /// The area's path from this book's folder (`../<book>/.nbook/tasks/…`) when it is in
+    /// the series folder, else as recorded.
+    pub shown_path: String,
     /// The area's changed files (`workspace/<book>/<path>`), or why they cannot be read.
     pub changes: Result<Vec<(crate::board::draft::DraftChangeKind, String)>, String>,
 }
@@ -306,6 +309,16 @@ impl ReadModel {
             let repository_scope = crate::board::repository_scope::list(c, id)?
                 .into_iter()
                 .map(|acquired| ScopedBook {
+                    shown_path: self
+                        .root
+                        .parent()
+                        .and_then(|folder| {
+                            std::path::Path::new(&acquired.area_path)
+                                .strip_prefix(folder)
+                                .ok()
+                        })
+                        .map(|rest| format!("../{}", rest.display()))
+                        .unwrap_or_else(|| acquired.area_path.clone()),
                     changes: crate::board::repository_scope::changed_files(
                         &self.root,
                         &acquired,

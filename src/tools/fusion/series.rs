@@ -120,9 +120,11 @@ impl TypedTool for AcquireRepoWorktree {
     const GROUP: &'static str = "board";
     const DESCRIPTION: &'static str = "Series workspace mode only (the book's project.yaml lists the other books of its series under `series:`): acquire a draft area for this session's task in another book of the series, before writing there. The author approves it (the preview names the book, the task and the area's path); the result gives the area's path (worktreePath) and the task records the book in its repository scope. Calling it again for the same book returns the same area (alreadyAcquired: true). Then address that book's files as workspace/<book>/<path> with read, write, edit and apply_patch: they land in the area, never in that book's manuscript, and merge_task_draft merges every book of the task together (its ## File Scope names them as workspace/<book>/<path> too). Errors are error results with details.code: WORKSPACE_MODE_REQUIRED (no series, or its declaration is invalid: the message says why), UNKNOWN_REPO (details.available lists the books), LATE_REPO_ACQUISITION (the task is already in Review or later: create a follow-up task), TASK_NOT_FOUND, INVALID_ARGUMENT.";
     const MUTATES: Mutates = Mutates::Yes;
+    // Board only: the area it creates is nbook's folder in the other book, not the book's
+    // files (declaring Files would route the call into the task's own draft area).
     const EFFECTS: Effects = {
         use crate::engine::tool::Domain::*;
-        Effects::touches(&[Files, Board])
+        Effects::touches(&[Board])
     };
     fn write_targets(&self, ctx: &ToolCtx, a: &AcquireArgs) -> Vec<String> {
         match task_of(ctx, None) {

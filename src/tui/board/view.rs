@@ -522,7 +522,7 @@ fn scope_lines(app: &AppState, books: &[ScopedBook], out: &mut Vec<(Line<'static
                 Span::styled(
                     format!(
                         " · draft area {}",
-                        crate::text::escape_for_terminal(&a.area_path)
+                        crate::text::escape_for_terminal(&b.shown_path)
                     ),
                     th.dim,
                 ),
