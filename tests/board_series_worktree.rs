@@ -17,7 +17,9 @@ use nbook::board::repository_scope;
 use nbook::board::tasks::{self, Done, DoneOutcome, NewTask};
 use nbook::board::Board;
 use nbook::config::{Config, Dirs};
-use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, Mode, PreviewBody, ToolCall};
+use nbook::engine::{
+    Approval, CallResult, CallStatus, Decision, Engine, Mode, PreviewBody, ToolCall,
+};
 use nbook::tools::fusion::SESSION_TASK;
 use nbook::workspace::series;
 use serde_json::{json, Value};
@@ -76,14 +78,20 @@ fn fx_declaring(series: &str) -> Fx {
         &folder,
         "salt-road",
         "The Salt Road",
-        &[("manuscript/01.md", "The caravan left at dawn.\nSalt in every sack.\n")],
+        &[(
+            "manuscript/01.md",
+            "The caravan left at dawn.\nSalt in every sack.\n",
+        )],
     );
     let other = book(
         &folder,
         "iron-coast",
         "The Iron Coast",
         &[
-            ("manuscript/01.md", "The coast was iron grey.\nGulls over the wreck.\nNight fell.\n"),
+            (
+                "manuscript/01.md",
+                "The coast was iron grey.\nGulls over the wreck.\nNight fell.\n",
+            ),
             ("notes/gulls.md", "Gulls.\n"),
         ],
     );
@@ -108,7 +116,13 @@ fn fx_declaring(series: &str) -> Fx {
     };
     let ws = nbook::workspace::Workspace::open(&root).unwrap();
     let engine = Arc::new(
-        Engine::open(ws, Config::default(), &dirs, nbook::tools::registry().unwrap()).unwrap(),
+        Engine::open(
+            ws,
+            Config::default(),
+            &dirs,
+            nbook::tools::registry().unwrap(),
+        )
+        .unwrap(),
     );
     let board = Board::new(&root, "salt-road");
     Fx {
@@ -275,10 +289,16 @@ async fn every_bad_declaration_is_a_typed_error_and_the_book_opens_on_its_own() 
     for (series, want) in [
         ("series:\n  - gone-book\n", "SERIES_BOOK_MISSING"),
         ("series:\n  - plain-folder\n", "SERIES_BOOK_NOT_A_PROJECT"),
-        ("series:\n  - iron-coast\n  - iron-coast\n", "SERIES_BOOK_DUPLICATE"),
+        (
+            "series:\n  - iron-coast\n  - iron-coast\n",
+            "SERIES_BOOK_DUPLICATE",
+        ),
         ("series:\n  - ../elsewhere\n", "SERIES_PATH_ESCAPES"),
         ("series:\n  - /tmp\n", "SERIES_PATH_ESCAPES"),
-        ("series:\n  - iron-coast/manuscript\n", "SERIES_PATH_ESCAPES"),
+        (
+            "series:\n  - iron-coast/manuscript\n",
+            "SERIES_PATH_ESCAPES",
+        ),
         ("series:\n  - linked\n", "SERIES_PATH_ESCAPES"),
         ("series: iron-coast\n", "SERIES_MALFORMED"),
     ] {
@@ -290,7 +310,12 @@ async fn every_bad_declaration_is_a_typed_error_and_the_book_opens_on_its_own() 
         assert_eq!(ws.title(), "The Salt Road");
         // And the tool says why there is no series; nothing is recorded or created.
         let r = f
-            .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "iron-coast"}), APPROVE)
+            .run(
+                &ex,
+                "fn_acquire_repo_worktree",
+                json!({"repo": "iron-coast"}),
+                APPROVE,
+            )
             .await;
         assert_eq!(r.status, CallStatus::ToolError, "{series:?}: {}", r.content);
         assert_eq!(code(&r), "WORKSPACE_MODE_REQUIRED", "{}", r.content);
@@ -315,7 +340,9 @@ async fn nbook_call_prints_a_bad_declaration_on_stderr_and_still_runs() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("series:") && stderr.contains("gone-book") && stderr.contains("does not exist"),
+        stderr.contains("series:")
+            && stderr.contains("gone-book")
+            && stderr.contains("does not exist"),
         "{stderr}"
     );
     assert!(out.status.success(), "{stderr}");
@@ -330,7 +357,12 @@ async fn outside_workspace_mode_acquiring_is_workspace_mode_required() {
     let id = f.drafting_task();
     let ex = f.session("executor", &id);
     let r = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "iron-coast"}), APPROVE)
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "iron-coast"}),
+            APPROVE,
+        )
         .await;
     assert_eq!(code(&r), "WORKSPACE_MODE_REQUIRED", "{}", r.content);
     assert!(r.content.contains("series"), "{}", r.content);
@@ -344,14 +376,27 @@ async fn an_unknown_book_is_an_error_listing_the_series_books() {
     let id = f.drafting_task();
     let ex = f.session("executor", &id);
     let r = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "copper-hills"}), APPROVE)
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "copper-hills"}),
+            APPROVE,
+        )
         .await;
     assert_eq!(code(&r), "UNKNOWN_REPO", "{}", r.content);
-    assert_eq!(r.details.as_ref().unwrap()["available"], json!(["salt-road", "iron-coast"]));
+    assert_eq!(
+        r.details.as_ref().unwrap()["available"],
+        json!(["salt-road", "iron-coast"])
+    );
     assert!(r.content.contains("salt-road, iron-coast"), "{}", r.content);
     // The task's own book is not "another book".
     let own = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "salt-road"}), APPROVE)
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "salt-road"}),
+            APPROVE,
+        )
         .await;
     assert_eq!(code(&own), "INVALID_ARGUMENT", "{}", own.content);
     assert!(f.scope(&id).is_empty());
@@ -374,7 +419,11 @@ async fn acquiring_waits_with_an_exact_preview_and_a_rejection_persists_nothing(
     assert_eq!(r.status, CallStatus::NeedsApproval, "{}", r.content);
     let p = r.preview.expect("a preview");
     let area = f.area(&id);
-    assert!(p.summary.contains("iron-coast") && p.summary.contains(&id), "{}", p.summary);
+    assert!(
+        p.summary.contains("iron-coast") && p.summary.contains(&id),
+        "{}",
+        p.summary
+    );
     let PreviewBody::Text { text } = &p.body else {
         panic!("a text preview: {:?}", p.body)
     };
@@ -387,13 +436,30 @@ async fn acquiring_waits_with_an_exact_preview_and_a_rejection_persists_nothing(
         assert!(text.contains(&want), "{want:?} not in\n{text}");
     }
     let rejected = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "iron-coast"}), reject())
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "iron-coast"}),
+            reject(),
+        )
         .await;
-    assert_eq!(rejected.status, CallStatus::Rejected, "{}", rejected.content);
+    assert_eq!(
+        rejected.status,
+        CallStatus::Rejected,
+        "{}",
+        rejected.content
+    );
     assert!(f.scope(&id).is_empty());
     assert!(!area.exists());
-    assert!(!f.other.join(".nbook/tasks").join(repository_scope::area_id("salt-road", &id)).exists());
-    assert_eq!(f.board.read(|c| tasks::logs(c, &id, 100)).unwrap().len(), log_before);
+    assert!(!f
+        .other
+        .join(".nbook/tasks")
+        .join(repository_scope::area_id("salt-road", &id))
+        .exists());
+    assert_eq!(
+        f.board.read(|c| tasks::logs(c, &id, 100)).unwrap().len(),
+        log_before
+    );
 }
 
 #[tokio::test]
@@ -413,7 +479,10 @@ async fn approved_it_creates_the_area_records_the_scope_and_then_reuses_it() {
     assert_eq!(scope.len(), 1);
     assert_eq!(scope[0].book, "iron-coast");
     assert_eq!(scope[0].area_path, area.display().to_string());
-    assert_eq!(scope[0].reason.as_deref(), Some("the caravan reaches the coast"));
+    assert_eq!(
+        scope[0].reason.as_deref(),
+        Some("the caravan reaches the coast")
+    );
     let again = f.acquire(&ex).await;
     assert_eq!(again.details.unwrap()["alreadyAcquired"], json!(true));
     assert_eq!(f.scope(&id).len(), 1);
@@ -424,8 +493,16 @@ async fn approved_it_creates_the_area_records_the_scope_and_then_reuses_it() {
         .into_iter()
         .map(|e| e.action)
         .collect();
-    assert!(log.iter().any(|l| l.contains("acquired a draft area in book iron-coast")), "{log:?}");
-    assert!(log.iter().any(|l| l.contains("reusing the draft area in book iron-coast")), "{log:?}");
+    assert!(
+        log.iter()
+            .any(|l| l.contains("acquired a draft area in book iron-coast")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.contains("reusing the draft area in book iron-coast")),
+        "{log:?}"
+    );
 }
 
 #[tokio::test]
@@ -435,7 +512,12 @@ async fn a_task_in_review_cannot_acquire_a_book() {
     f.to_review(&id);
     let ex = f.session("executor", &id);
     let r = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "iron-coast"}), APPROVE)
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "iron-coast"}),
+            APPROVE,
+        )
         .await;
     assert_eq!(code(&r), "LATE_REPO_ACQUISITION", "{}", r.content);
     assert!(r.content.contains("follow-up task"), "{}", r.content);
@@ -454,13 +536,19 @@ async fn the_executor_writes_the_acquired_books_area_and_nowhere_else_in_that_bo
     let write = |path: &str| json!({"path": path, "content": "The salt arrives.\n"});
     // Not acquired yet.
     let r = f
-        .run(&ex, "write", write("workspace/iron-coast/manuscript/02.md"), reject())
+        .run(
+            &ex,
+            "write",
+            write("workspace/iron-coast/manuscript/02.md"),
+            reject(),
+        )
         .await;
     assert_eq!(code(&r), "REPO_NOT_ACQUIRED", "{}", r.content);
     assert!(!f.area(&id).exists());
     f.acquire(&ex).await;
     // Acquired: written in the area, without asking; the book's manuscript is unchanged.
-    f.unasked(&ex, "write", write("workspace/iron-coast/manuscript/02.md")).await;
+    f.unasked(&ex, "write", write("workspace/iron-coast/manuscript/02.md"))
+        .await;
     f.unasked(
         &ex,
         "edit",
@@ -471,16 +559,37 @@ async fn the_executor_writes_the_acquired_books_area_and_nowhere_else_in_that_bo
         std::fs::read_to_string(f.area(&id).join("manuscript/02.md")).unwrap(),
         "The salt arrives.\n"
     );
-    assert_eq!(files(&f.other), other_before, "the other book's manuscript changed");
+    assert_eq!(
+        files(&f.other),
+        other_before,
+        "the other book's manuscript changed"
+    );
     let read = f
-        .unasked(&ex, "read", json!({"path": "workspace/iron-coast/manuscript/01.md"}))
+        .unasked(
+            &ex,
+            "read",
+            json!({"path": "workspace/iron-coast/manuscript/01.md"}),
+        )
         .await;
-    assert!(read.content.contains("Night fell on the salt."), "{}", read.content);
+    assert!(
+        read.content.contains("Night fell on the salt."),
+        "{}",
+        read.content
+    );
     // Nowhere else in that book, and no book outside the series.
     for (path, want) in [
-        ("workspace/iron-coast/.nbook/project.sqlite", "DRAFT_PATH_OUTSIDE_PROJECT"),
-        ("workspace/iron-coast/../salt-road/manuscript/01.md", "DRAFT_PATH_OUTSIDE_PROJECT"),
-        ("workspace/iron-coast/../../elsewhere.md", "DRAFT_PATH_OUTSIDE_PROJECT"),
+        (
+            "workspace/iron-coast/.nbook/project.sqlite",
+            "DRAFT_PATH_OUTSIDE_PROJECT",
+        ),
+        (
+            "workspace/iron-coast/../salt-road/manuscript/01.md",
+            "DRAFT_PATH_OUTSIDE_PROJECT",
+        ),
+        (
+            "workspace/iron-coast/../../elsewhere.md",
+            "DRAFT_PATH_OUTSIDE_PROJECT",
+        ),
         ("workspace/copper-hills/manuscript/01.md", "UNKNOWN_REPO"),
     ] {
         let r = f.run(&ex, "write", write(path), reject()).await;
@@ -489,7 +598,14 @@ async fn the_executor_writes_the_acquired_books_area_and_nowhere_else_in_that_bo
     assert_eq!(files(&f.other), other_before);
     // A symlink in the area's book that points out of it is refused too.
     std::os::unix::fs::symlink(&f.root, f.other.join("escape")).unwrap();
-    let r = f.run(&ex, "write", write("workspace/iron-coast/escape/x.md"), reject()).await;
+    let r = f
+        .run(
+            &ex,
+            "write",
+            write("workspace/iron-coast/escape/x.md"),
+            reject(),
+        )
+        .await;
     assert_eq!(code(&r), "DRAFT_PATH_OUTSIDE_PROJECT", "{}", r.content);
     assert!(!f.root.join("x.md").exists());
 }
@@ -526,7 +642,9 @@ async fn one_approval_merges_every_book_and_its_preview_lists_each_books_diff() 
     let id = f.drafting_task();
     draft_both_books(&f, &id).await;
     let merger = f.session("merger", &id);
-    let r = f.run(&merger, "merge_task_draft", json!({}), Approval::Fail).await;
+    let r = f
+        .run(&merger, "merge_task_draft", json!({}), Approval::Fail)
+        .await;
     assert_eq!(r.status, CallStatus::NeedsApproval, "{}", r.content);
     let p = r.preview.unwrap();
     let PreviewBody::Files { changes } = &p.body else {
@@ -541,9 +659,17 @@ async fn one_approval_merges_every_book_and_its_preview_lists_each_books_diff() 
             &format!(".nbook/tasks/{id}/merge-report.md"),
         ]
     );
-    assert!(changes[1].diff.contains("+Night fell on the salt."), "{}", changes[1].diff);
+    assert!(
+        changes[1].diff.contains("+Night fell on the salt."),
+        "{}",
+        changes[1].diff
+    );
     assert!(p.summary.contains("2 books"), "{}", p.summary);
-    assert!(p.summary.contains("workspace/iron-coast/notes/salt.md"), "{}", p.summary);
+    assert!(
+        p.summary.contains("workspace/iron-coast/notes/salt.md"),
+        "{}",
+        p.summary
+    );
     // Approved: both manuscripts change together; the held-back note stays in the area.
     let r = f.run(&merger, "merge_task_draft", json!({}), APPROVE).await;
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
@@ -576,15 +702,25 @@ async fn a_conflict_in_one_book_merges_no_book_and_returns_the_task() {
     let r = f.run(&merger, "merge_task_draft", json!({}), APPROVE).await;
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
     assert_eq!(r.details.as_ref().unwrap()["outcome"], "returned");
-    assert!(r.content.contains("workspace/iron-coast/manuscript/01.md"), "{}", r.content);
+    assert!(
+        r.content.contains("workspace/iron-coast/manuscript/01.md"),
+        "{}",
+        r.content
+    );
     // Neither book was written: the clean change in this book waits with the other.
     assert_eq!(files(&f.root), here);
     assert_eq!(files(&f.other), there);
     let t = f.board.read(|c| tasks::require(c, &id)).unwrap();
-    assert_eq!((t.column.as_str(), t.status.as_str()), ("drafting", "merge-conflict"));
+    assert_eq!(
+        (t.column.as_str(), t.status.as_str()),
+        ("drafting", "merge-conflict")
+    );
     // The conflicting file in the area holds both versions for the executor.
     let area_file = std::fs::read_to_string(f.area(&id).join("manuscript/01.md")).unwrap();
-    assert!(area_file.contains("<<<<<<< draft") && area_file.contains("Night fell hard."), "{area_file}");
+    assert!(
+        area_file.contains("<<<<<<< draft") && area_file.contains("Night fell hard."),
+        "{area_file}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -614,8 +750,15 @@ async fn a_book_changed_after_the_preview_makes_the_merge_stale_and_nothing_is_w
     f.engine.decide(&approval, Decision::Approve).unwrap();
     let r = handle.await.unwrap();
     assert_eq!(r.status, CallStatus::Stale, "{}", r.content);
-    assert_eq!(files(&f.root), here, "this book was merged without the other");
-    assert_eq!(std::fs::read_to_string(f.other.join("manuscript/01.md")).unwrap(), changed);
+    assert_eq!(
+        files(&f.root),
+        here,
+        "this book was merged without the other"
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.other.join("manuscript/01.md")).unwrap(),
+        changed
+    );
     let t = f.board.read(|c| tasks::require(c, &id)).unwrap();
     assert_eq!(t.column, "review");
 }

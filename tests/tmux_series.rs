@@ -100,10 +100,18 @@ async fn a_task_acquires_the_other_book_and_one_merge_writes_both() {
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    ok(book.nbook(&["init", &other.display().to_string(), "--title", "The Iron Coast"]));
+    ok(book.nbook(&[
+        "init",
+        &other.display().to_string(),
+        "--title",
+        "The Iron Coast",
+    ]));
     for (dir, text) in [
         (&root, "The caravan left at dawn.\nSalt in every sack.\n"),
-        (&other, "The coast was iron grey.\nGulls over the wreck.\nNight fell.\n"),
+        (
+            &other,
+            "The coast was iron grey.\nGulls over the wreck.\nNight fell.\n",
+        ),
     ] {
         std::fs::create_dir_all(dir.join("manuscript")).unwrap();
         std::fs::write(dir.join("manuscript/01.md"), text).unwrap();
@@ -111,15 +119,30 @@ async fn a_task_acquires_the_other_book_and_one_merge_writes_both() {
     let yaml = root.join("project.yaml");
     let y = std::fs::read_to_string(&yaml).unwrap();
     std::fs::write(&yaml, format!("{y}series:\n  - iron-coast\n")).unwrap();
-    ok(book.nbook(&["board", "create", "Carry the salt to the coast", "--project", &p]));
+    ok(book.nbook(&[
+        "board",
+        "create",
+        "Carry the salt to the coast",
+        "--project",
+        &p,
+    ]));
     let prompt = json!({"content": "# Task: NB-001 — Carry the salt\n\n## Mission\nBoth books.\n\n## Steps\n### Step 0: Draft\n\n## File Scope\n- manuscript/*.md\n- workspace/iron-coast/manuscript/*.md\n\n## Acceptance Criteria\n- Done.\n"}).to_string();
     for (tool, profile, args) in [
         ("fn_task_prompt_write", "triage", prompt.as_str()),
         ("fn_task_promote", "executor", "{}"),
     ] {
         ok(book.nbook(&[
-            "call", tool, "--project", &p, "--profile", profile, "--task", "NB-001", "--approve",
-            "--args", args,
+            "call",
+            tool,
+            "--project",
+            &p,
+            "--profile",
+            profile,
+            "--task",
+            "NB-001",
+            "--approve",
+            "--args",
+            args,
         ]));
     }
     let t = Tmux::start(

@@ -47,7 +47,12 @@ fn call(engine: &Arc<Engine>, sid: &str, tool: &str, args: Value, approval: Appr
 fn series() -> Series {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("series");
-    let root = init(&folder, "salt-road", "The Salt Road", ("manuscript/01.md", "Dawn.\n"));
+    let root = init(
+        &folder,
+        "salt-road",
+        "The Salt Road",
+        ("manuscript/01.md", "Dawn.\n"),
+    );
     init(
         &folder,
         "iron-coast",
@@ -215,11 +220,25 @@ fn minutes_blanked(s: &str) -> String {
 fn a_bad_series_declaration_is_shown_in_the_status_line() {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("series");
-    let root = init(&folder, "salt-road", "The Salt Road", ("manuscript/01.md", "Dawn.\n"));
-    init(&folder, "iron-coast", "The Iron Coast", ("manuscript/01.md", "Grey.\n"));
+    let root = init(
+        &folder,
+        "salt-road",
+        "The Salt Road",
+        ("manuscript/01.md", "Dawn.\n"),
+    );
+    init(
+        &folder,
+        "iron-coast",
+        "The Iron Coast",
+        ("manuscript/01.md", "Grey.\n"),
+    );
     let yaml = root.join("project.yaml");
     let text = std::fs::read_to_string(&yaml).unwrap();
-    std::fs::write(&yaml, format!("{text}series:\n  - iron-coast\n  - iron-coast\n")).unwrap();
+    std::fs::write(
+        &yaml,
+        format!("{text}series:\n  - iron-coast\n  - iron-coast\n"),
+    )
+    .unwrap();
     let dirs = nbook::config::Dirs {
         config: tmp.path().join("home"),
         data: tmp.path().join("home/data"),

@@ -131,7 +131,10 @@ pub enum BoardError {
     #[error("this book is not in series workspace mode: {why}")]
     WorkspaceModeRequired { why: String },
     #[error("unknown book '{repo}' in this series; the series' books are: {}", available.join(", "))]
-    UnknownRepo { repo: String, available: Vec<String> },
+    UnknownRepo {
+        repo: String,
+        available: Vec<String>,
+    },
     #[error("cannot acquire book '{repo}' for task {id} after review or merging has started; create a follow-up task with fn_task_create for that book")]
     LateRepoAcquisition { id: String, repo: String },
     #[error("{field}: {message}")]

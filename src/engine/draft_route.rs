@@ -178,7 +178,8 @@ impl BookPaths {
             )
         };
         if let Some(b) = self.0.iter_mut().find(|b| b.name == book) {
-            let rel = book_rel(&b.manuscript, inner).map_err(|w| outside("DRAFT_PATH_OUTSIDE_PROJECT", w))?;
+            let rel = book_rel(&b.manuscript, inner)
+                .map_err(|w| outside("DRAFT_PATH_OUTSIDE_PROJECT", w))?;
             b.rels.push(rel);
             return Ok(());
         }
@@ -210,9 +211,10 @@ impl BookPaths {
                 format!("book {book} is not in the task's repository scope; call fn_acquire_repo_worktree {{\"repo\": \"{book}\"}} first"),
             ));
         }
-        let manuscript = Workspace::open(&b.root)
-            .map_err(|e| outside("DRAFT_UNAVAILABLE", e.to_string()))?;
-        let rel = book_rel(&manuscript, inner).map_err(|w| outside("DRAFT_PATH_OUTSIDE_PROJECT", w))?;
+        let manuscript =
+            Workspace::open(&b.root).map_err(|e| outside("DRAFT_UNAVAILABLE", e.to_string()))?;
+        let rel =
+            book_rel(&manuscript, inner).map_err(|w| outside("DRAFT_PATH_OUTSIDE_PROJECT", w))?;
         self.0.push(BookArea {
             name: book.to_string(),
             area: crate::board::repository_scope::area(&b.root, &here, task),

@@ -320,9 +320,7 @@ impl ReadModel {
                         .map(|rest| format!("../{}", rest.display()))
                         .unwrap_or_else(|| acquired.area_path.clone()),
                     changes: crate::board::repository_scope::changed_files(
-                        &self.root,
-                        &acquired,
-                        id,
+                        &self.root, &acquired, id,
                     ),
                     acquired,
                 })

@@ -159,7 +159,9 @@ pub fn load(root: &Path) -> Result<Option<Series>, SeriesError> {
             message: e.to_string(),
         })?;
         if real.parent() != Some(folder.as_path()) {
-            return Err(escapes("its real path (a symlink) is outside the series folder"));
+            return Err(escapes(
+                "its real path (a symlink) is outside the series folder",
+            ));
         }
         if real == root {
             // A symlink back to the book itself: the same book listed twice.

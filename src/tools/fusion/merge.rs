@@ -182,10 +182,14 @@ fn planned(ctx: &ToolCtx, a: &MergeArgs) -> Result<Planned, ToolError> {
             let prefix = format!("workspace/{}/", x.book);
             let plan = merge::plan_in(&ws, &area, task.clone(), a.files.as_deref(), &prefix)
                 .map_err(err)?;
-            checks.extend(checks::run(&book.root, &plan.in_scope()).into_iter().map(|mut c| {
-                c.message = format!("{}: {}", x.book, c.message);
-                c
-            }));
+            checks.extend(
+                checks::run(&book.root, &plan.in_scope())
+                    .into_iter()
+                    .map(|mut c| {
+                        c.message = format!("{}: {}", x.book, c.message);
+                        c
+                    }),
+            );
             others.push(OtherBook {
                 name: x.book.clone(),
                 ws,
@@ -647,7 +651,9 @@ fn write_books(ctx: &ToolCtx, p: &Planned) -> Result<(), ToolError> {
                     ));
                 }
             }
-            let mut msg = format!("{name}: {e}; no book was merged (the books written before it were put back)");
+            let mut msg = format!(
+                "{name}: {e}; no book was merged (the books written before it were put back)"
+            );
             for u in undone {
                 msg.push_str("; ");
                 msg.push_str(&u);

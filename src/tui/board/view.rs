@@ -539,10 +539,9 @@ fn scope_lines(app: &AppState, books: &[ScopedBook], out: &mut Vec<(Line<'static
             ));
         }
         match &b.changes {
-            Ok(files) if files.is_empty() => out.push((
-                Line::from(Span::styled("    no changes yet", th.dim)),
-                4,
-            )),
+            Ok(files) if files.is_empty() => {
+                out.push((Line::from(Span::styled("    no changes yet", th.dim)), 4))
+            }
             Ok(files) => {
                 for (kind, path) in files {
                     let mark = match kind {
@@ -561,7 +560,10 @@ fn scope_lines(app: &AppState, books: &[ScopedBook], out: &mut Vec<(Line<'static
             }
             Err(e) => out.push((
                 Line::from(Span::styled(
-                    format!("    cannot read its draft: {}", crate::text::escape_for_terminal(e)),
+                    format!(
+                        "    cannot read its draft: {}",
+                        crate::text::escape_for_terminal(e)
+                    ),
                     th.status_error,
                 )),
                 4,
