@@ -762,3 +762,79 @@ async fn a_book_changed_after_the_preview_makes_the_merge_stale_and_nothing_is_w
     let t = f.board.read(|c| tasks::require(c, &id)).unwrap();
     assert_eq!(t.column, "review");
 }
+
+// ---- a book kept in git ----
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=Author",
+            "-c",
+            "user.email=author@example.com",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test]
+async fn in_a_git_book_the_area_is_a_worktree_and_archiving_the_task_keeps_it_on_its_branch() {
+    let f = fx();
+    git(&f.other, &["init", "-q", "-b", "main"]);
+    git(&f.other, &["add", "--all", "--", ".", ":(exclude).nbook"]);
+    git(&f.other, &["commit", "-q", "-m", "The Iron Coast so far"]);
+    let id = f.drafting_task();
+    let ex = f.session("executor", &id);
+    let pending = f
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "iron-coast"}),
+            Approval::Fail,
+        )
+        .await;
+    let branch = format!("nbook/{}", repository_scope::area_id("salt-road", &id));
+    let PreviewBody::Text { text } = &pending.preview.as_ref().unwrap().body else {
+        panic!("a text preview")
+    };
+    assert!(
+        text.contains(&format!(
+            "a new git worktree of iron-coast on branch {branch}"
+        )),
+        "{text}"
+    );
+    f.acquire(&ex).await;
+    let area = f.area(&id);
+    assert_eq!(
+        git(&area, &["rev-parse", "--abbrev-ref", "HEAD"]).trim(),
+        branch
+    );
+    f.unasked(
+        &ex,
+        "edit",
+        json!({"path": "workspace/iron-coast/manuscript/01.md", "edits": [{"oldText": "Night fell.", "newText": "Night fell on the salt."}]}),
+    )
+    .await;
+    assert!(git(&area, &["diff"]).contains("+Night fell on the salt."));
+    // Archived, the task's worktree in the other book is committed on its branch and removed.
+    f.board
+        .commit(|c| tasks::move_to(c, &id, "archived", None))
+        .map(|c| assert!(c.warnings.is_empty(), "{:?}", c.warnings))
+        .unwrap();
+    assert!(!area.exists());
+    let kept = git(&f.other, &["show", &format!("{branch}:manuscript/01.md")]);
+    assert!(kept.contains("Night fell on the salt."), "{kept}");
+    // The other book's manuscript never changed.
+    assert!(std::fs::read_to_string(f.other.join("manuscript/01.md"))
+        .unwrap()
+        .ends_with("Night fell.\n"));
+}

@@ -257,7 +257,9 @@ impl Board {
             }
             FileEffect::AgentLog { task, entry } => self.append_agent_log(task, entry),
             FileEffect::RetireDraft { task } => {
-                draft::Draft::new(&self.root, task).retire().map(|_| ())
+                draft::Draft::new(&self.root, task).retire()?;
+                // Its areas in the other books of a series go the same way.
+                repository_scope::retire(self, &self.root, task)
             }
         }
     }

@@ -158,3 +158,38 @@ pub fn changed_files(
         .map(|c| (c.kind, format!("workspace/{}/{}", a.book, c.path)))
         .collect())
 }
+
+/// Archiving the task: retire its areas in the other books too (a git worktree's content is
+/// committed on its branch and the folder removed; see [`Draft::retire`]). A book the series
+/// no longer lists cannot be reached, and is named in the error (the archive stands).
+pub fn retire(board: &super::Board, root: &Path, task: &str) -> BoardResult<()> {
+    let acquired = board.read(|c| list(c, task))?;
+    if acquired.is_empty() {
+        return Ok(());
+    }
+    let series = crate::workspace::series::load(root).ok().flatten();
+    let mut unreachable = Vec::new();
+    for a in &acquired {
+        match series
+            .as_ref()
+            .and_then(|s| s.book(&a.book).map(|b| (s, b)))
+        {
+            Some((s, b)) => {
+                area(&b.root, &s.current, task).retire()?;
+            }
+            None => unreachable.push(a.book.clone()),
+        }
+    }
+    if unreachable.is_empty() {
+        Ok(())
+    } else {
+        Err(BoardError::Invalid {
+            field: "repository_scope",
+            message: format!(
+                "task {task}'s draft areas in {} were not retired: the series no longer lists {}",
+                unreachable.join(", "),
+                if unreachable.len() == 1 { "it" } else { "them" }
+            ),
+        })
+    }
+}
