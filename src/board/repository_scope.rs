@@ -10,6 +10,7 @@
 //! is a repository).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::json;
@@ -147,7 +148,7 @@ pub fn changed_files(
     let book = series
         .book(&a.book)
         .ok_or_else(|| format!("the series no longer lists {}", a.book))?;
-    let ws = crate::workspace::Workspace::open(&book.root).map_err(|e| e.to_string())?;
+    let ws = manuscript(&book.root)?;
     let d = area(&book.root, &series.current, task);
     if !d.dir().exists() {
         return Ok(Vec::new());
@@ -192,4 +193,28 @@ pub fn retire(board: &super::Board, root: &Path, task: &str) -> BoardResult<()> 
             ),
         })
     }
+}
+
+/// Another book's manuscript, opened once per process (and again only when its folder was
+/// replaced): opening a workspace finishes or rolls back the commits its journal holds, which
+/// must not be repeated on every call while that book's own nbook may be committing.
+pub fn manuscript(root: &Path) -> Result<Arc<crate::workspace::Workspace>, String> {
+    use std::os::unix::fs::MetadataExt;
+    static OPEN: std::sync::Mutex<Vec<(PathBuf, Arc<crate::workspace::Workspace>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut open = OPEN.lock().unwrap_or_else(|p| p.into_inner());
+    let same = |ws: &crate::workspace::Workspace| match (
+        std::fs::metadata(root),
+        rustix::fs::fstat(&ws.root_dir().fd),
+    ) {
+        (Ok(m), Ok(st)) => m.ino() == st.st_ino && m.dev() == st.st_dev,
+        _ => false,
+    };
+    if let Some((_, ws)) = open.iter().find(|(p, ws)| p == root && same(ws)) {
+        return Ok(ws.clone());
+    }
+    let ws = Arc::new(crate::workspace::Workspace::open(root).map_err(|e| e.to_string())?);
+    open.retain(|(p, _)| p != root);
+    open.push((root.to_path_buf(), ws.clone()));
+    Ok(ws)
 }

@@ -151,7 +151,7 @@ struct BookPaths(Vec<BookArea>);
 struct BookArea {
     name: String,
     /// That book's manuscript (paths are authorized against it, as in this book).
-    manuscript: Workspace,
+    manuscript: Arc<Workspace>,
     /// This task's draft area there.
     area: Draft,
     rels: Vec<String>,
@@ -211,8 +211,8 @@ impl BookPaths {
                 format!("book {book} is not in the task's repository scope; call fn_acquire_repo_worktree {{\"repo\": \"{book}\"}} first"),
             ));
         }
-        let manuscript =
-            Workspace::open(&b.root).map_err(|e| outside("DRAFT_UNAVAILABLE", e.to_string()))?;
+        let manuscript = crate::board::repository_scope::manuscript(&b.root)
+            .map_err(|e| outside("DRAFT_UNAVAILABLE", e))?;
         let rel =
             book_rel(&manuscript, inner).map_err(|w| outside("DRAFT_PATH_OUTSIDE_PROJECT", w))?;
         self.0.push(BookArea {

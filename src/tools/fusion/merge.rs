@@ -70,7 +70,7 @@ struct Planned {
 /// The merge of the task's draft area in another book of its series.
 struct OtherBook {
     name: String,
-    ws: Workspace,
+    ws: std::sync::Arc<Workspace>,
     area: Draft,
     plan: MergePlan,
 }
@@ -175,7 +175,7 @@ fn planned(ctx: &ToolCtx, a: &MergeArgs) -> Result<Planned, ToolError> {
                     x.book
                 ))
             })?;
-            let ws = Workspace::open(&book.root).map_err(|e| {
+            let ws = crate::board::repository_scope::manuscript(&book.root).map_err(|e| {
                 ToolError::failed(format!("book {}: {e}; nothing was merged", x.book))
             })?;
             let area = crate::board::repository_scope::area(&book.root, &series.current, &id);
