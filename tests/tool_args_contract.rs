@@ -258,6 +258,8 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_artifact_list",
     "fn_artifact_view",
     "fn_web_fetch",
+    // Series workspace mode: a task's draft area in another book of the series.
+    "fn_acquire_repo_worktree",
     // The author's Board moves (author-only).
     "fn_task_move",
     "fn_task_pause",

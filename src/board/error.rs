@@ -128,6 +128,15 @@ pub enum BoardError {
         agent_id: Option<String>,
         violations: Vec<super::agents::Violation>,
     },
+    #[error("this book is not in series workspace mode: {why}")]
+    WorkspaceModeRequired { why: String },
+    #[error("unknown book '{repo}' in this series; the series' books are: {}", available.join(", "))]
+    UnknownRepo {
+        repo: String,
+        available: Vec<String>,
+    },
+    #[error("cannot acquire book '{repo}' for task {id} after review or merging has started; create a follow-up task with fn_task_create for that book")]
+    LateRepoAcquisition { id: String, repo: String },
     #[error("{field}: {message}")]
     Invalid {
         field: &'static str,
@@ -203,6 +212,9 @@ impl BoardError {
             AgentHasTasks { .. } => "AGENT_HAS_ASSIGNED_TASKS",
             AgentRejected { .. } => "AGENT_CONFIG_INVALID",
             Invalid { .. } => "INVALID_ARGUMENT",
+            WorkspaceModeRequired { .. } => "WORKSPACE_MODE_REQUIRED",
+            UnknownRepo { .. } => "UNKNOWN_REPO",
+            LateRepoAcquisition { .. } => "LATE_REPO_ACQUISITION",
             RatingInvalid { .. } => "RATING_INVALID",
             RunNotFound { .. } => "RUN_NOT_FOUND",
             Db(_) | Store(_) | Io { .. } | Corrupt { .. } | Git { .. } => "BOARD_STORAGE",
@@ -290,6 +302,8 @@ impl BoardError {
                 expected,
             } => json!({"type": given, "toId": recipient, "expectedType": expected}),
             RoomNotFound { id } => json!({"roomId": id}),
+            UnknownRepo { repo, available } => json!({"repo": repo, "available": available}),
+            LateRepoAcquisition { id, repo } => json!({"taskId": id, "repo": repo}),
             NotRoomMember { room, agent } => json!({"roomId": room, "agentId": agent}),
             _ => json!({}),
         };

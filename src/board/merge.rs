@@ -74,7 +74,26 @@ fn text(b: &Option<Vec<u8>>) -> Result<Option<String>, ()> {
 /// in-scope paths (the author's per-file decision); the other in-scope ones are left out and
 /// stay in the draft.
 pub fn plan(ws: &Workspace, task: Task, only: Option<&[String]>) -> BoardResult<MergePlan> {
-    let changes = Draft::new(ws.root(), &task.id).changes(ws)?;
+    let draft = Draft::new(ws.root(), &task.id);
+    plan_in(ws, &draft, task, only, "")
+}
+
+/// Plan the merge of the draft area `draft` into the manuscript `ws`: the task's own book
+/// (`prefix` ""), or another book of its series (`prefix` `workspace/<book>/`), whose files
+/// the task's `## File Scope` and `only` name with that prefix. The plan's paths stay
+/// relative to `ws`.
+pub fn plan_in(
+    ws: &Workspace,
+    draft: &Draft,
+    task: Task,
+    only: Option<&[String]>,
+    prefix: &str,
+) -> BoardResult<MergePlan> {
+    let changes = if draft.dir().exists() {
+        draft.changes(ws)?
+    } else {
+        Vec::new()
+    };
     let mut p = MergePlan {
         task,
         files: Vec::new(),
@@ -83,14 +102,15 @@ pub fn plan(ws: &Workspace, task: Task, only: Option<&[String]>) -> BoardResult<
         left_out: Vec::new(),
     };
     for c in changes {
-        if !scope::in_scope(&p.task.file_scope, &c.path) {
+        let named = format!("{prefix}{}", c.path);
+        if !scope::in_scope(&p.task.file_scope, &named) {
             p.held_back.push(HeldBack {
                 path: c.path,
                 reason: OUTSIDE_SCOPE,
             });
             continue;
         }
-        let kept = only.is_none_or(|o| o.iter().any(|x| x.trim_start_matches("./") == c.path));
+        let kept = only.is_none_or(|o| o.iter().any(|x| x.trim_start_matches("./") == named));
         let before = p.files.len();
         plan_file(&mut p, c);
         if !kept && p.files.len() > before {

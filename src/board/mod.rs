@@ -34,6 +34,7 @@ pub mod memory;
 pub mod merge;
 pub mod model;
 pub mod prompt;
+pub mod repository_scope;
 pub mod research;
 pub mod review;
 pub mod scope;
@@ -257,7 +258,9 @@ impl Board {
             }
             FileEffect::AgentLog { task, entry } => self.append_agent_log(task, entry),
             FileEffect::RetireDraft { task } => {
-                draft::Draft::new(&self.root, task).retire().map(|_| ())
+                draft::Draft::new(&self.root, task).retire()?;
+                // Its areas in the other books of a series go the same way.
+                repository_scope::retire(self, &self.root, task)
             }
         }
     }

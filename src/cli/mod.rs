@@ -425,6 +425,12 @@ pub fn open_engine(path: &std::path::Path, dirs: &Dirs) -> Result<Engine, Failur
     if let Some(e) = engine.database_read_only() {
         note(format!("nbook: warning: {e}"));
     }
+    if let Err(e) = crate::workspace::series::load(engine.workspace().root()) {
+        note(format!(
+            "nbook: warning: series: {}",
+            crate::text::escape_message(&e.to_string())
+        ));
+    }
     Ok(engine)
 }
 

@@ -82,7 +82,12 @@ pub(super) fn route(ctx: ToolCtx, tool: &dyn Tool, args: &CallArgs) -> Result<To
         return Ok(ctx);
     }
     let mut rels = Vec::new();
+    let mut books = BookPaths::default();
     for p in &paths {
+        if let Some((book, inner)) = other_book(p, ctx.workspace.name()) {
+            books.add(&ctx, &task, p, book, inner)?;
+            continue;
+        }
         let outside = |why: String| {
             coded(
                 "DRAFT_PATH_OUTSIDE_PROJECT",
@@ -114,11 +119,125 @@ pub(super) fn route(ctx: ToolCtx, tool: &dyn Tool, args: &CallArgs) -> Result<To
     };
     let draft = Draft::new(ctx.workspace.root(), &task);
     draft.sync(&ctx.workspace, &rels).map_err(unavailable)?;
-    let ws = opened(&draft).map_err(unavailable)?;
+    let mut ws = opened(&draft).map_err(unavailable)?;
+    if !books.0.is_empty() {
+        // The book's draft workspace, with each named book's area reachable as
+        // workspace/<book>/… — and nothing else of those books.
+        let mut with = (*ws).clone();
+        for b in &books.0 {
+            b.area.sync(&b.manuscript, &b.rels).map_err(unavailable)?;
+            let area = opened(&b.area).map_err(unavailable)?;
+            with.attach_sibling(&b.name, area.root_dir().clone());
+        }
+        ws = Arc::new(with);
+    }
     Ok(ToolCtx {
         workspace: ws,
         ..ctx
     })
+}
+
+/// `workspace/<book>/<path>` naming another project than this one: `(book, path)`.
+fn other_book<'a>(addr: &'a str, current: &str) -> Option<(&'a str, &'a str)> {
+    let rest = addr.trim().strip_prefix("workspace/")?;
+    let (book, inner) = rest.split_once('/').unwrap_or((rest, ""));
+    (book != current).then_some((book, inner))
+}
+
+/// The paths of one routed call in other books of the series, per book.
+#[derive(Default)]
+struct BookPaths(Vec<BookArea>);
+
+struct BookArea {
+    name: String,
+    /// That book's manuscript (paths are authorized against it, as in this book).
+    manuscript: Arc<Workspace>,
+    /// This task's draft area there.
+    area: Draft,
+    rels: Vec<String>,
+}
+
+impl BookPaths {
+    /// Check `addr` (`workspace/<book>/<inner>`): the book must be in the task's repository
+    /// scope (acquired with fn_acquire_repo_worktree) and the path inside that book and not
+    /// its `.nbook`/`.git`.
+    fn add(
+        &mut self,
+        ctx: &ToolCtx,
+        task: &str,
+        addr: &str,
+        book: &str,
+        inner: &str,
+    ) -> Result<(), ToolError> {
+        let here = ctx.workspace.name().to_string();
+        let outside = |code: &str, why: String| {
+            coded(
+                code,
+                format!("{addr} cannot be drafted by task {task}: {why}; nothing was changed"),
+                json!({"taskId": task, "path": addr, "repo": book}),
+            )
+        };
+        if let Some(b) = self.0.iter_mut().find(|b| b.name == book) {
+            let rel = book_rel(&b.manuscript, inner)
+                .map_err(|w| outside("DRAFT_PATH_OUTSIDE_PROJECT", w))?;
+            b.rels.push(rel);
+            return Ok(());
+        }
+        let series = match crate::workspace::series::load(ctx.workspace.root()) {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                return Err(outside(
+                    "WORKSPACE_MODE_REQUIRED",
+                    "this book declares no series in project.yaml, so other projects' files cannot be drafted".into(),
+                ))
+            }
+            Err(e) => return Err(outside("WORKSPACE_MODE_REQUIRED", e.to_string())),
+        };
+        let Some(b) = series.book(book) else {
+            return Err(outside(
+                "UNKNOWN_REPO",
+                format!(
+                    "'{book}' is not a book of this series ({})",
+                    series.names().join(", ")
+                ),
+            ));
+        };
+        let acquired = crate::board::Board::new(ctx.workspace.root(), &here)
+            .read(|c| crate::board::repository_scope::list(c, task))
+            .map_err(|e| outside("DRAFT_UNAVAILABLE", e.to_string()))?;
+        if !acquired.iter().any(|a| a.book == book) {
+            return Err(outside(
+                "REPO_NOT_ACQUIRED",
+                format!("book {book} is not in the task's repository scope; call fn_acquire_repo_worktree {{\"repo\": \"{book}\"}} first"),
+            ));
+        }
+        let manuscript = crate::board::repository_scope::manuscript(&b.root)
+            .map_err(|e| outside("DRAFT_UNAVAILABLE", e))?;
+        let rel =
+            book_rel(&manuscript, inner).map_err(|w| outside("DRAFT_PATH_OUTSIDE_PROJECT", w))?;
+        self.0.push(BookArea {
+            name: book.to_string(),
+            area: crate::board::repository_scope::area(&b.root, &here, task),
+            manuscript,
+            rels: vec![rel],
+        });
+        Ok(())
+    }
+}
+
+/// A path of another book, authorized against its manuscript: its book-relative form.
+fn book_rel(manuscript: &Workspace, inner: &str) -> Result<String, String> {
+    if inner.trim_matches('/').is_empty() {
+        return Err("give a file of the book: workspace/<book>/<path>".into());
+    }
+    let r = manuscript
+        .resolve(inner, Access::Read)
+        .map_err(|e| e.to_string())?;
+    let first = r.rel.split('/').next().unwrap_or_default();
+    if first == ".nbook" || first == ".git" {
+        return Err("the .nbook and .git folders are nbook's and git's, not the book's".into());
+    }
+    Ok(r.rel)
 }
 
 /// The draft's workspace, opened once per process: opening a workspace finishes or rolls back

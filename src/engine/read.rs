@@ -100,6 +100,20 @@ pub struct BoardTaskDetail {
     pub draft: Option<Vec<crate::board::draft::DraftDiff>>,
     /// What the draft area is (overlay, git worktree, retired worktree); `None`: none yet.
     pub draft_area: Option<crate::board::draft::Area>,
+    /// The other books of the series the task acquired a draft area in (its repository
+    /// scope; `crate::board::repository_scope`), each with its draft's changed files.
+    pub repository_scope: Vec<ScopedBook>,
+}
+
+/// One book of a task's repository scope, as the Board's detail shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScopedBook {
+    pub acquired: crate::board::repository_scope::Acquired,
+    /// The area's path from this book's folder (`../<book>/.nbook/tasks/…`) when it is in
+    /// the series folder, else as recorded.
+    pub shown_path: String,
+    /// The area's changed files (`workspace/<book>/<path>`), or why they cannot be read.
+    pub changes: Result<Vec<(crate::board::draft::DraftChangeKind, String)>, String>,
 }
 
 /// Log entries a task's detail shows (the newest).
@@ -294,12 +308,32 @@ impl ReadModel {
             let log = crate::board::tasks::logs(c, id, BOARD_LOG_LIMIT)?;
             let draft = crate::board::draft::diffs(&self.root, &task)?;
             let draft_area = crate::board::draft::Draft::new(&self.root, id).area()?;
+            let repository_scope = crate::board::repository_scope::list(c, id)?
+                .into_iter()
+                .map(|acquired| ScopedBook {
+                    shown_path: self
+                        .root
+                        .parent()
+                        .and_then(|folder| {
+                            std::path::Path::new(&acquired.area_path)
+                                .strip_prefix(folder)
+                                .ok()
+                        })
+                        .map(|rest| format!("../{}", rest.display()))
+                        .unwrap_or_else(|| acquired.area_path.clone()),
+                    changes: crate::board::repository_scope::changed_files(
+                        &self.root, &acquired, id,
+                    ),
+                    acquired,
+                })
+                .collect();
             Ok(BoardTaskDetail {
                 task,
                 documents,
                 log,
                 draft,
                 draft_area,
+                repository_scope,
             })
         })?)
     }

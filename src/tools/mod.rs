@@ -139,6 +139,7 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::mailbox::RoomAddMembers))?;
     registry.register(Arc::new(fusion::merge::MergeTaskDraft))?;
     registry.register(Arc::new(fusion::merge::ReportBuildFailure))?;
+    registry.register(Arc::new(fusion::series::AcquireRepoWorktree))?;
     registry.register(Arc::new(fusion::memory::MemorySearch))?;
     registry.register(Arc::new(fusion::memory::MemoryGet))?;
     registry.register(Arc::new(fusion::memory::MemoryAppend))?;

@@ -92,6 +92,10 @@ pub fn build_app(
         notices.push(format!("profile: {e}"));
     }
     notices.extend(engine.database_read_only());
+    // A bad series declaration: the book opens on its own, and the author is told why.
+    if let Err(e) = crate::workspace::series::load(engine.workspace().root()) {
+        notices.push(format!("series: {e}"));
+    }
     for note in engine.workspace().recovery() {
         notices.push(format!("repaired: {note}"));
     }

@@ -8,6 +8,7 @@ pub mod init;
 pub mod journal;
 pub mod paths;
 pub mod regular;
+pub mod series;
 pub mod target;
 pub mod walk;
 
@@ -178,6 +179,12 @@ impl Workspace {
         );
         self.siblings.insert(other.name.clone(), other.root);
         Ok(())
+    }
+
+    /// Reach the folder `dir` as `workspace/<name>/…` (a task's draft area in another book of
+    /// its series: `crate::engine::draft_route`).
+    pub(crate) fn attach_sibling(&mut self, name: &str, dir: Arc<RootDir>) {
+        self.siblings.insert(name.to_string(), dir);
     }
 
     pub fn sibling_root(&self, name: &str) -> Option<&Path> {

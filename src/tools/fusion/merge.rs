@@ -24,7 +24,7 @@ use serde_json::{json, Value};
 use super::{actor, board, err, preview_op, run_op, task_of};
 use crate::board::checks::{self, Check};
 use crate::board::draft::Draft;
-use crate::board::merge::{self, MergeFile, MergePlan, BUILD_FAILED, MERGE_CONFLICT};
+use crate::board::merge::{self, HeldBack, MergeFile, MergePlan, BUILD_FAILED, MERGE_CONFLICT};
 use crate::board::tasks as bt;
 use crate::board::{BoardError, BoardResult, Outcome, REVIEW};
 use crate::engine::tool::{Effects, Mutates, ToolCtx, ToolError, ToolOutput};
@@ -34,7 +34,7 @@ use crate::protocol::KeptParts;
 use crate::tools::files::fingerprint;
 use crate::tools::patch::{self, PlannedFile, PlannedKind};
 use crate::tools::preview_diff::bounded_diff;
-use crate::workspace::{Access, Target};
+use crate::workspace::{Access, Target, Workspace};
 
 const EFFECTS: Effects = {
     use crate::engine::tool::Domain::*;
@@ -59,10 +59,89 @@ fn mutating(args: &Value) -> bool {
     args.get("check_only").and_then(Value::as_bool) != Some(true)
 }
 
-/// The plan and the checks of one merge call.
+/// The plan and the checks of one merge call: the task's own book, then every other book of
+/// its series it acquired (`fn_acquire_repo_worktree`), merged all or none.
 struct Planned {
     plan: MergePlan,
     checks: Vec<Check>,
+    others: Vec<OtherBook>,
+}
+
+/// The merge of the task's draft area in another book of its series.
+struct OtherBook {
+    name: String,
+    ws: std::sync::Arc<Workspace>,
+    area: Draft,
+    plan: MergePlan,
+}
+
+impl OtherBook {
+    fn prefix(&self) -> String {
+        format!("workspace/{}/", self.name)
+    }
+}
+
+impl Planned {
+    /// Every book's plan with its display prefix, the task's own book first.
+    fn books(&self) -> Vec<(String, &MergePlan)> {
+        std::iter::once((String::new(), &self.plan))
+            .chain(self.others.iter().map(|o| (o.prefix(), &o.plan)))
+            .collect()
+    }
+
+    fn has_conflicts(&self) -> bool {
+        self.books().iter().any(|(_, p)| !p.conflicts.is_empty())
+    }
+
+    /// Every file written, by its display path.
+    fn written(&self) -> Vec<(String, &MergeFile)> {
+        self.books()
+            .into_iter()
+            .flat_map(|(pre, p)| p.files.iter().map(move |f| (format!("{pre}{}", f.path), f)))
+            .collect()
+    }
+
+    fn held_back(&self) -> Vec<HeldBack> {
+        self.books()
+            .into_iter()
+            .flat_map(|(pre, p)| {
+                p.held_back.iter().map(move |h| HeldBack {
+                    path: format!("{pre}{}", h.path),
+                    reason: h.reason,
+                })
+            })
+            .collect()
+    }
+
+    fn left_out(&self) -> Vec<String> {
+        self.books()
+            .into_iter()
+            .flat_map(|(pre, p)| p.left_out.iter().map(move |f| format!("{pre}{}", f.path)))
+            .collect()
+    }
+
+    fn not_merged(&self) -> Vec<HeldBack> {
+        self.books()
+            .into_iter()
+            .flat_map(|(pre, p)| {
+                p.not_merged().into_iter().map(move |h| HeldBack {
+                    path: format!("{pre}{}", h.path),
+                    reason: h.reason,
+                })
+            })
+            .collect()
+    }
+
+    fn conflicts(&self) -> Vec<(String, String)> {
+        self.books()
+            .into_iter()
+            .flat_map(|(pre, p)| {
+                p.conflicts
+                    .iter()
+                    .map(move |c| (format!("{pre}{}", c.path), c.why.clone()))
+            })
+            .collect()
+    }
 }
 
 fn planned(ctx: &ToolCtx, a: &MergeArgs) -> Result<Planned, ToolError> {
@@ -74,9 +153,56 @@ fn planned(ctx: &ToolCtx, a: &MergeArgs) -> Result<Planned, ToolError> {
             Ok(t)
         })
         .map_err(err)?;
-    let plan = merge::plan(&ctx.workspace, task, a.files.as_deref()).map_err(err)?;
-    let checks = checks::run(ctx.workspace.root(), &plan.in_scope());
-    Ok(Planned { plan, checks })
+    let acquired = board(ctx)
+        .read(|c| crate::board::repository_scope::list(c, &id))
+        .map_err(err)?;
+    let plan = merge::plan(&ctx.workspace, task.clone(), a.files.as_deref()).map_err(err)?;
+    let mut checks = checks::run(ctx.workspace.root(), &plan.in_scope());
+    let mut others = Vec::new();
+    if !acquired.is_empty() {
+        // The books the task acquired must still be books of the series: the merge is all
+        // or none, so one it cannot reach stops the whole merge.
+        let series = super::series::series_of(ctx.workspace.root()).map_err(|e| {
+            ToolError::failed(format!(
+                "task {id} has draft areas in other books of the series ({}), but {e}; nothing was merged",
+                acquired.iter().map(|x| x.book.as_str()).collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        for x in &acquired {
+            let book = series.book(&x.book).ok_or_else(|| {
+                ToolError::failed(format!(
+                    "task {id} has a draft area in book {}, which project.yaml's series no longer lists; nothing was merged",
+                    x.book
+                ))
+            })?;
+            let ws = crate::board::repository_scope::manuscript(&book.root).map_err(|e| {
+                ToolError::failed(format!("book {}: {e}; nothing was merged", x.book))
+            })?;
+            let area = crate::board::repository_scope::area(&book.root, &series.current, &id);
+            let prefix = format!("workspace/{}/", x.book);
+            let plan = merge::plan_in(&ws, &area, task.clone(), a.files.as_deref(), &prefix)
+                .map_err(err)?;
+            checks.extend(
+                checks::run(&book.root, &plan.in_scope())
+                    .into_iter()
+                    .map(|mut c| {
+                        c.message = format!("{}: {}", x.book, c.message);
+                        c
+                    }),
+            );
+            others.push(OtherBook {
+                name: x.book.clone(),
+                ws,
+                area,
+                plan,
+            });
+        }
+    }
+    Ok(Planned {
+        plan,
+        checks,
+        others,
+    })
 }
 
 fn report_path(id: &str) -> String {
@@ -117,11 +243,19 @@ fn report(p: &Planned) -> String {
         "# Merge of {} — {}\n\n## Changes inside ## File Scope\n",
         t.id, t.title
     );
-    let in_scope = p.plan.in_scope();
+    let in_scope: Vec<(String, MergeFile)> = p
+        .books()
+        .into_iter()
+        .flat_map(|(pre, b)| {
+            b.in_scope()
+                .into_iter()
+                .map(move |f| (format!("{pre}{}", f.path), f))
+        })
+        .collect();
     if in_scope.is_empty() {
         s.push_str("- none\n");
     }
-    for f in &in_scope {
+    for (path, f) in &in_scope {
         let k = match kind_of(f) {
             ChangeKind::Add => "add",
             ChangeKind::Update => "update",
@@ -132,13 +266,14 @@ fn report(p: &Planned) -> String {
         } else {
             ""
         };
-        s.push_str(&format!("- {} ({k}{rebased})\n", f.path));
+        s.push_str(&format!("- {path} ({k}{rebased})\n"));
     }
     s.push_str("\n## Held back (they stay in the draft)\n");
-    if p.plan.held_back.is_empty() {
+    let held = p.held_back();
+    if held.is_empty() {
         s.push_str("- none\n");
     }
-    for h in &p.plan.held_back {
+    for h in &held {
         s.push_str(&format!("- {} — {}\n", h.path, h.reason));
     }
     s.push_str("\n## Book checks\n");
@@ -157,12 +292,12 @@ fn failed(checks: &[Check]) -> Vec<&Check> {
     checks.iter().filter(|c| !c.ok).collect()
 }
 
-fn conflict_message(p: &MergePlan) -> String {
+fn conflict_message(p: &Planned) -> String {
     format!(
         "its draft conflicts with the manuscript, which changed since: {}. Read each file (it holds both versions between <<<<<<< draft and >>>>>>> manuscript), keep the author's later changes, and finish again",
-        p.conflicts
+        p.conflicts()
             .iter()
-            .map(|c| format!("{} ({})", c.path, c.why))
+            .map(|(path, why)| format!("{path} ({why})"))
             .collect::<Vec<_>>()
             .join("; ")
     )
@@ -170,34 +305,42 @@ fn conflict_message(p: &MergePlan) -> String {
 
 /// Fingerprints the approval is checked against: each merged file in the manuscript and in
 /// the draft, and the task record.
-fn targets(ctx: &ToolCtx, p: &MergePlan) -> Vec<TargetState> {
-    let draft = Draft::new(ctx.workspace.root(), &p.task.id);
+fn targets(ctx: &ToolCtx, all: &Planned) -> Vec<TargetState> {
+    let p = &all.plan;
     let mut out = vec![TargetState {
         key: format!("board/task/{}", p.task.id),
         fingerprint: format!("revision {}", p.task.revision),
     }];
-    let paths = p
-        .files
-        .iter()
-        .map(|f| f.path.as_str())
-        .chain(p.conflicts.iter().map(|c| c.path.as_str()));
-    for path in paths {
-        if let Ok(r) = ctx.workspace.resolve(path, Access::Read) {
+    let draft = Draft::new(ctx.workspace.root(), &p.task.id);
+    let mut books = vec![(String::new(), &*ctx.workspace, &draft, p)];
+    for o in &all.others {
+        books.push((o.prefix(), &o.ws, &o.area, &o.plan));
+    }
+    for (pre, ws, draft, p) in books {
+        let paths = p
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .chain(p.conflicts.iter().map(|c| c.path.as_str()));
+        for path in paths {
+            if let Ok(r) = ws.resolve(path, Access::Read) {
+                out.push(TargetState {
+                    key: format!("{pre}{}", r.display),
+                    fingerprint: fingerprint(&r.abs),
+                });
+            }
             out.push(TargetState {
-                key: r.display,
-                fingerprint: fingerprint(&r.abs),
+                key: format!("draft/{}/{pre}{path}", draft.task()),
+                fingerprint: fingerprint(&draft.dir().join(path)),
             });
         }
-        out.push(TargetState {
-            key: format!("draft/{}/{path}", p.task.id),
-            fingerprint: fingerprint(&draft.dir().join(path)),
-        });
     }
     out
 }
 
 fn summary(p: &Planned) -> String {
-    let (added, removed) = p.plan.files.iter().fold((0, 0), |(a, r), f| {
+    let written = p.written();
+    let (added, removed) = written.iter().fold((0, 0), |(a, r), (_, f)| {
         let d = bounded_diff(
             &f.path,
             f.before.as_deref().unwrap_or(""),
@@ -205,33 +348,37 @@ fn summary(p: &Planned) -> String {
         );
         (a + d.added, r + d.removed)
     });
-    let n = p.plan.files.len();
+    let n = written.len();
     let mut s = format!(
         "Merge {} into the manuscript: {n} file{} (+{added} -{removed})",
         p.plan.task.id,
         if n == 1 { "" } else { "s" }
     );
-    let rebased = p.plan.files.iter().filter(|f| f.rebased).count();
-    if rebased > 0 {
-        s.push_str(&format!(", {rebased} rebased"));
-    }
-    if !p.plan.left_out.is_empty() {
+    if !p.others.is_empty() {
         s.push_str(&format!(
-            " · left out: {}",
-            p.plan
-                .left_out
+            " in {} books ({}, {})",
+            p.others.len() + 1,
+            "this book",
+            p.others
                 .iter()
-                .map(|f| f.path.as_str())
+                .map(|o| o.name.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
         ));
     }
-    if !p.plan.held_back.is_empty() {
+    let rebased = written.iter().filter(|(_, f)| f.rebased).count();
+    if rebased > 0 {
+        s.push_str(&format!(", {rebased} rebased"));
+    }
+    let left_out = p.left_out();
+    if !left_out.is_empty() {
+        s.push_str(&format!(" · left out: {}", left_out.join(", ")));
+    }
+    let held = p.held_back();
+    if !held.is_empty() {
         s.push_str(&format!(
             " · held back: {}",
-            p.plan
-                .held_back
-                .iter()
+            held.iter()
                 .map(|h| h.path.as_str())
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -252,10 +399,11 @@ fn summary(p: &Planned) -> String {
 fn details(p: &Planned) -> Value {
     json!({
         "taskId": p.plan.task.id,
-        "files": p.plan.files.iter().map(|f| json!({"path": f.path, "kind": kind_of(f), "rebased": f.rebased})).collect::<Vec<_>>(),
-        "heldBack": p.plan.held_back.iter().map(|h| json!({"path": h.path, "reason": h.reason})).collect::<Vec<_>>(),
-        "leftOut": p.plan.left_out.iter().map(|f| f.path.clone()).collect::<Vec<_>>(),
-        "conflicts": p.plan.conflicts.iter().map(|c| json!({"path": c.path, "why": c.why})).collect::<Vec<_>>(),
+        "files": p.written().iter().map(|(path, f)| json!({"path": path, "kind": kind_of(f), "rebased": f.rebased})).collect::<Vec<_>>(),
+        "heldBack": p.held_back().iter().map(|h| json!({"path": h.path, "reason": h.reason})).collect::<Vec<_>>(),
+        "leftOut": p.left_out(),
+        "conflicts": p.conflicts().iter().map(|(path, why)| json!({"path": path, "why": why})).collect::<Vec<_>>(),
+        "books": p.others.iter().map(|o| o.name.clone()).collect::<Vec<_>>(),
         "checks": p.checks,
         "checksPassed": failed(&p.checks).is_empty(),
     })
@@ -337,10 +485,10 @@ impl TypedTool for MergeTaskDraft {
     }
     fn preview(&self, ctx: &ToolCtx, a: &MergeArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let p = planned(ctx, a)?;
-        let targets = targets(ctx, &p.plan);
-        if !p.plan.conflicts.is_empty() {
+        let targets = targets(ctx, &p);
+        if p.has_conflicts() {
             let who = actor(ctx);
-            let msg = conflict_message(&p.plan);
+            let msg = conflict_message(&p);
             let id = p.plan.task.id.clone();
             let mut pv = preview_op(
                 Self::NAME,
@@ -349,18 +497,17 @@ impl TypedTool for MergeTaskDraft {
             )?;
             pv.summary = format!(
                 "Return {id} to Drafting: its draft conflicts with the manuscript in {} (approve to send it back to the executor)",
-                p.plan.conflicts.iter().map(|c| c.path.as_str()).collect::<Vec<_>>().join(", ")
+                p.conflicts().iter().map(|(path, _)| path.as_str()).collect::<Vec<_>>().join(", ")
             );
             pv.targets.extend(targets);
             return Ok(pv);
         }
         let mut changes: Vec<FileChange> = p
-            .plan
-            .files
+            .written()
             .iter()
-            .map(|f| {
+            .map(|(path, f)| {
                 file_change(
-                    &f.path,
+                    path,
                     kind_of(f),
                     f.before.as_deref().unwrap_or(""),
                     f.after.as_deref().unwrap_or(""),
@@ -396,20 +543,25 @@ impl TypedTool for MergeTaskDraft {
         }
         let id = p.plan.task.id.clone();
         let who = actor(ctx);
-        if !p.plan.conflicts.is_empty() {
-            let msg = conflict_message(&p.plan);
+        if p.has_conflicts() {
+            // All or none across the books: one conflict anywhere writes no book, and every
+            // book's conflicting files go back to the executor.
+            let msg = conflict_message(&p);
             let mut out = run_op(&board(ctx), send_back_op(&id, MERGE_CONFLICT, &msg, &who))?;
             p.plan
                 .write_conflicts(&Draft::new(ctx.workspace.root(), &id))
                 .map_err(err)?;
+            for o in &p.others {
+                o.plan.write_conflicts(&o.area).map_err(err)?;
+            }
             let mut d = details(&p);
             d["outcome"] = json!("returned");
             out.details = Some(d);
             return Ok(out);
         }
-        write_manuscript(ctx, &p.plan.files)?;
-        let merged: Vec<String> = p.plan.files.iter().map(|f| f.path.clone()).collect();
-        let held = p.plan.not_merged();
+        write_books(ctx, &p)?;
+        let merged: Vec<String> = p.written().into_iter().map(|(path, _)| path).collect();
+        let held = p.not_merged();
         let mut out = run_op(&board(ctx), move |c: &Connection| {
             merge::finish(c, &id, &merged, &held, Some(&who))
         })?;
@@ -418,6 +570,16 @@ impl TypedTool for MergeTaskDraft {
         for f in &p.plan.files {
             if let Err(e) = draft.settle(&f.path) {
                 warnings.push(format!("warning: {e} (the manuscript is merged)"));
+            }
+        }
+        for o in &p.others {
+            for f in &o.plan.files {
+                if let Err(e) = o.area.settle(&f.path) {
+                    warnings.push(format!(
+                        "warning: {}: {e} (the manuscript is merged)",
+                        o.name
+                    ));
+                }
             }
         }
         let rp = ctx.workspace.root().join(report_path(&p.plan.task.id));
@@ -435,13 +597,76 @@ impl TypedTool for MergeTaskDraft {
         d["outcome"] = json!("merged");
         out.details = Some(d);
         out.changed_paths = p.plan.files.iter().map(|f| f.path.clone()).collect();
+        for o in &p.others {
+            if !o.plan.files.is_empty() {
+                out.content.push_str(&format!(
+                    "\nMerged into book {}: {}",
+                    o.name,
+                    o.plan
+                        .files
+                        .iter()
+                        .map(|f| f.path.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
         Ok(out)
     }
 }
 
+/// Write every book's merged files, all or none: each book all-or-nothing (below), and when a
+/// later book fails, the books already written are put back as they were (their files'
+/// `before`), so no book of the series is left merged without the others.
+fn write_books(ctx: &ToolCtx, p: &Planned) -> Result<(), ToolError> {
+    let mut books: Vec<(&str, &Workspace, &[MergeFile])> =
+        vec![("this book", &*ctx.workspace, &p.plan.files)];
+    for o in &p.others {
+        books.push((o.name.as_str(), &o.ws, &o.plan.files));
+    }
+    // Every destination is authorized before anything is written.
+    for (name, ws, files) in &books {
+        for f in files.iter() {
+            ws.target(&f.path).map_err(|e| {
+                ToolError::failed(format!("{name}: {e}; nothing was merged in any book"))
+            })?;
+        }
+    }
+    for (i, (name, ws, files)) in books.iter().enumerate() {
+        if let Err(e) = write_manuscript(ws, files) {
+            let mut undone = Vec::new();
+            for (done, dws, dfiles) in books[..i].iter().rev() {
+                let back: Vec<MergeFile> = dfiles
+                    .iter()
+                    .map(|f| MergeFile {
+                        path: f.path.clone(),
+                        before: f.after.clone(),
+                        after: f.before.clone(),
+                        rebased: false,
+                    })
+                    .collect();
+                if let Err(u) = write_manuscript(dws, &back) {
+                    undone.push(format!(
+                        "{done} could not be put back ({u}); its merged files stay"
+                    ));
+                }
+            }
+            let mut msg = format!(
+                "{name}: {e}; no book was merged (the books written before it were put back)"
+            );
+            for u in undone {
+                msg.push_str("; ");
+                msg.push_str(&u);
+            }
+            return Err(ToolError::failed(msg));
+        }
+    }
+    Ok(())
+}
+
 /// Write the merged files into the manuscript all-or-nothing (the patch commit: staged temp
 /// files, a journal, renames), through the manuscript's held folder handles.
-fn write_manuscript(ctx: &ToolCtx, files: &[MergeFile]) -> Result<(), ToolError> {
+fn write_manuscript(ws: &Workspace, files: &[MergeFile]) -> Result<(), ToolError> {
     let mut plan = Vec::new();
     let mut targets: std::collections::HashMap<String, Target> = Default::default();
     for f in files {
@@ -458,8 +683,7 @@ fn write_manuscript(ctx: &ToolCtx, files: &[MergeFile]) -> Result<(), ToolError>
             (Some(b), None) => PlannedKind::Delete { old: b.clone() },
             (None, None) => continue,
         };
-        let t = ctx
-            .workspace
+        let t = ws
             .target(&f.path)
             .map_err(|e| ToolError::failed(format!("{e}; nothing was merged")))?;
         targets.insert(f.path.clone(), t);

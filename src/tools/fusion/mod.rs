@@ -27,6 +27,7 @@ pub mod merge;
 pub mod research;
 pub mod research_job;
 pub mod review;
+pub mod series;
 pub mod tasks;
 pub mod web;
 pub mod workflows;

@@ -10,7 +10,9 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::engine::read::{DraftArea as Area, DraftChangeKind, DraftDiff, Task, PAUSED};
+use crate::engine::read::{
+    DraftArea as Area, DraftChangeKind, DraftDiff, ScopedBook, Task, PAUSED,
+};
 use crate::tui::action::Command;
 use crate::tui::app::AppState;
 use crate::tui::board::overlay::BoardOverlay;
@@ -421,6 +423,10 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
                     th.text,
                 ));
             }
+            if !d.repository_scope.is_empty() {
+                out.push(text(String::new(), th.text));
+                scope_lines(app, &d.repository_scope, &mut out);
+            }
             if let Some(files) = &d.draft {
                 out.push(text(String::new(), th.text));
                 draft_lines(app, files, d.draft_area.as_ref(), &mut out);
@@ -492,6 +498,78 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
         }
     }
     out
+}
+
+/// The repository scope: the other books of the series the task acquired a draft area in,
+/// each with the area's path, why, and its changed files (merged with the task's own).
+fn scope_lines(app: &AppState, books: &[ScopedBook], out: &mut Vec<(Line<'static>, usize)>) {
+    let th = &app.theme;
+    out.push((
+        Line::from(vec![
+            Span::styled("Repository scope", th.heading2),
+            Span::styled(
+                " · this book and the books below; the merge writes them together",
+                th.dim,
+            ),
+        ]),
+        0,
+    ));
+    for b in books {
+        let a = &b.acquired;
+        out.push((
+            Line::from(vec![
+                Span::styled(format!("  {}", a.book), th.text),
+                Span::styled(
+                    format!(
+                        " · draft area {}",
+                        crate::text::escape_for_terminal(&b.shown_path)
+                    ),
+                    th.dim,
+                ),
+            ]),
+            4,
+        ));
+        if let Some(r) = &a.reason {
+            out.push((
+                Line::from(Span::styled(
+                    format!("    why: {}", crate::text::escape_for_terminal(r)),
+                    th.dim,
+                )),
+                4,
+            ));
+        }
+        match &b.changes {
+            Ok(files) if files.is_empty() => {
+                out.push((Line::from(Span::styled("    no changes yet", th.dim)), 4))
+            }
+            Ok(files) => {
+                for (kind, path) in files {
+                    let mark = match kind {
+                        DraftChangeKind::Add => "A",
+                        DraftChangeKind::Update => "M",
+                        DraftChangeKind::Delete => "D",
+                    };
+                    out.push((
+                        Line::from(Span::styled(
+                            format!("    {mark} {}", crate::text::escape_for_terminal(path)),
+                            th.text,
+                        )),
+                        6,
+                    ));
+                }
+            }
+            Err(e) => out.push((
+                Line::from(Span::styled(
+                    format!(
+                        "    cannot read its draft: {}",
+                        crate::text::escape_for_terminal(e)
+                    ),
+                    th.status_error,
+                )),
+                4,
+            )),
+        }
+    }
 }
 
 /// The draft's diff so far: one line per changed file (what the merge does with it), then its
