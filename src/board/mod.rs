@@ -32,6 +32,7 @@ pub mod mailbox;
 pub mod memory;
 pub mod merge;
 pub mod model;
+pub mod plan_approval;
 pub mod prompt;
 pub mod research;
 pub mod review;

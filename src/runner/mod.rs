@@ -43,6 +43,10 @@
 //! merger without another review, moving it back sends it to more work; a column's `wip` `limitSetting` (the built-in's
 //! drafting column: `maxParallelSteps`) caps the tasks role sessions work on there at once.
 //!
+//! `requirePlanApproval` parks a planned task in planning (sub-status
+//! `awaiting-plan-approval`, the card's `plan?`) instead of promoting it, until the author
+//! approves the plan or sends it back (`crate::board::plan_approval`).
+//!
 //! **Pausing.** A task the author pauses (or archives) while a role session works on it has
 //! that session cancelled at the next tick; it keeps its stage, and resuming schedules it.
 //!
@@ -396,6 +400,9 @@ impl Runner {
                 continue;
             };
             match next {
+                Next::Promote if self.plan_needs_author(t) => {
+                    self.await_plan_approval(t);
+                }
                 Next::Promote => {
                     if self.promote(t) {
                         done.promoted += 1;
@@ -505,6 +512,27 @@ impl Runner {
             PARKED,
             &format!("{why} — the task waits for the author (pause and resume it to retry)"),
             "parked",
+        )
+    }
+
+    /// A planned task whose workflow has `requirePlanApproval` and whose plan the author has
+    /// not approved yet (`crate::board::plan_approval`).
+    fn plan_needs_author(&self, t: &Task) -> bool {
+        t.status != crate::board::plan_approval::APPROVED
+            && self
+                .settings(t)
+                .bool(crate::board::plan_approval::SETTING)
+                .unwrap_or(false)
+    }
+
+    /// Park a planned task in planning until the author approves its plan.
+    fn await_plan_approval(&self, t: &Task) -> bool {
+        self.stage(
+            t,
+            &t.column.clone(),
+            crate::board::plan_approval::AWAITING,
+            "The plan waits for the author's approval (requirePlanApproval): approve it (a on the Board, fn_task_approve_plan) or send it back with a reason (d, fn_task_reject_plan)",
+            "plan-approval",
         )
     }
 
@@ -783,6 +811,16 @@ impl Runner {
             .map(|e| e.action)
     }
 
+    /// Why `t` is planned again: the author's reason for sending the plan back, or the
+    /// RETHINK review's notes — whichever came last.
+    fn replan_notes(&self, t: &Task) -> Option<String> {
+        self.board
+            .read(|c| tasks::logs_with_outcome(c, &t.id, &["rethink", "plan-rejected"]))
+            .ok()?
+            .pop()
+            .map(|e| e.action)
+    }
+
     /// Start the role session `role` for `t`. False when it could not start (the task is
     /// parked with the reason).
     fn start(&self, t: &Task, role: Role) -> bool {
@@ -802,9 +840,11 @@ impl Runner {
         };
         let sid = info.id.clone();
         let comments = self.take_steering(&t.id, &sid);
-        let notes = (role == Role::Executor && t.status == REVISE)
-            .then(|| self.latest_notes(t))
-            .flatten();
+        let notes = match role {
+            Role::Executor if t.status == REVISE => self.latest_notes(t),
+            Role::Triage if t.status == "needs-replan" => self.replan_notes(t),
+            _ => None,
+        };
         let msg = messages::first_message(role, t, notes.as_deref(), &comments);
         lock(&self.active).insert(
             t.id.clone(),

@@ -57,6 +57,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/007_research.sql"),
     include_str!("migrations/008_agent_ratings.sql"),
     include_str!("migrations/009_agents.sql"),
+    include_str!("migrations/010_research_retry.sql"),
 ];
 
 /// The schema version this build migrates to.
