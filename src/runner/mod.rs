@@ -558,9 +558,7 @@ impl Runner {
     }
 
     fn promote_along(&self, t: &Task, wf: &Workflow) -> bool {
-        let walked = route::walk(wf, WalkFrom::Planning, "success", &mut |n| {
-            self.run_code(t, n)
-        });
+        let walked = self.walk(t, wf, WalkFrom::Planning, "success");
         match walked {
             Ok(Some(r)) if r.target != Target::Drafting => {
                 self.go(t, &Lanes::of(wf), &r, "the plan")
@@ -622,8 +620,31 @@ impl Runner {
         )
     }
 
-    /// Run code node `n` for `t` (its current row, so the code sees what the last session left).
-    fn run_code(&self, t: &Task, n: &IrNode) -> Result<code::CodeResult, code::CodeError> {
+    /// Walk `t`'s workflow from `from` with `condition`; its code nodes share one context
+    /// (each `contextPatch` is merged for the next one's `ctx.context`).
+    fn walk(
+        &self,
+        t: &Task,
+        wf: &Workflow,
+        from: WalkFrom,
+        condition: &str,
+    ) -> Result<Option<Route>, String> {
+        let mut context = serde_json::Map::new();
+        route::walk(wf, from, condition, &mut |n| {
+            self.run_code(t, n, &mut context)
+        })
+    }
+
+    /// Run code node `n` for `t` (its current row, so the code sees what the last session
+    /// left, and the fields an earlier node wrote) with the walk's `context`; then write the
+    /// fields it returned (validated: an invalid one fails the node, none is written) and
+    /// merge its context patch.
+    fn run_code(
+        &self,
+        t: &Task,
+        n: &IrNode,
+        context: &mut serde_json::Map<String, Value>,
+    ) -> Result<code::CodeResult, code::CodeError> {
         let source = n
             .config
             .get("source")
@@ -638,13 +659,36 @@ impl Runner {
             .board
             .read(|c| tasks::require(c, &t.id))
             .unwrap_or_else(|_| t.clone());
-        code::run(
+        let r = code::run(
             &n.id,
             source,
             ms,
             &code::task_input(&now),
+            &Value::Object(context.clone()),
             now.prompt.as_deref(),
-        )
+        )?;
+        if !r.custom_fields.is_empty() {
+            let (id, fields) = (t.id.clone(), r.custom_fields.clone());
+            let update = tasks::Update {
+                custom_fields: Some(fields),
+                actor: Some(ACTOR.to_string()),
+                ..tasks::Update::default()
+            };
+            match self
+                .board
+                .commit(|c: &rusqlite::Connection| tasks::update(c, &id, &update))
+            {
+                Ok(_) => self.engine.board_changed(ACTOR),
+                Err(e) => {
+                    return Err(code::CodeError::Fields {
+                        node: n.id.clone(),
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        code::merge_context(context, &r.context_patch);
+        Ok(r)
     }
 
     /// The workflow `t` runs (`builtin:chapter` when it is gone or unreadable).
@@ -1066,9 +1110,7 @@ impl Runner {
 
     /// The walk from the drafting node once the executor's `fn_task_done` moved `t` to review.
     fn after_draft(&self, t: &Task, wf: &Workflow, lanes: &Lanes) {
-        match route::walk(wf, WalkFrom::Drafting, "success", &mut |n| {
-            self.run_code(t, n)
-        }) {
+        match self.walk(t, wf, WalkFrom::Drafting, "success") {
             Ok(None) => {}
             Ok(Some(r)) if r.target == Target::Review => {
                 if !r.via.is_empty() {
@@ -1139,9 +1181,7 @@ impl Runner {
         };
         match verdict {
             Verdict::Approve => {
-                let walked = route::walk(wf, WalkFrom::Review, "outcome:approve", &mut |n| {
-                    self.run_code(t, n)
-                });
+                let walked = self.walk(t, wf, WalkFrom::Review, "outcome:approve");
                 let via = match walked {
                     Err(why) => {
                         self.park(
