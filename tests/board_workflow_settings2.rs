@@ -642,3 +642,58 @@ async fn code_nodes_share_their_context_and_write_validated_custom_fields() {
     assert_eq!(f.sessions_of("reviewer", &id), 0);
     assert_eq!(f.sessions_of("merger", &id), 0);
 }
+
+/// `notificationLevel` decides which board events mail the author: at each level, task A's
+/// plan waits for approval (important) and is promoted once approved (all), task B's triage
+/// ends without a plan and parks (errors). The mails are read from the project's SQLite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notification_level_filters_the_board_events_mailed_to_the_author() {
+    let levels = [
+        ("silent", vec![]),
+        ("errors", vec!["B:parked"]),
+        ("important", vec!["A:plan-approval", "B:parked"]),
+        ("all", vec!["A:plan-approval", "B:parked", "A:promoted"]),
+    ];
+    let mut replies = Vec::new();
+    for n in 0..levels.len() {
+        let a = format!("NB-{:03}", 2 * n + 1);
+        replies.push(tool_call("p", "fn_task_prompt_write", &json!({"content": plan(&a, "Write it.")})));
+        replies.push(text("Planned."));
+        replies.push(text("I cannot plan this."));
+    }
+    let f = fx(replies, 1).await;
+    f.set("builtin:chapter", json!({"requirePlanApproval": true}))
+        .await;
+    let root = f.engine.workspace().root().to_path_buf();
+    let mails = |ids: &[&str]| -> Vec<String> {
+        let c = rusqlite::Connection::open(root.join(".nbook/project.sqlite")).expect("db");
+        let mut st = c
+            .prepare("SELECT json_extract(metadata, '$.taskId'), json_extract(metadata, '$.boardEvent'), to_id FROM nbook_board_message WHERE json_extract(metadata, '$.boardEvent') IS NOT NULL ORDER BY seq")
+            .expect("sql");
+        st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
+            .expect("rows")
+            .map(|r| r.expect("row"))
+            .filter(|(t, _, to)| ids.contains(&t.as_str()) && to == "dashboard")
+            .map(|(t, e, _)| format!("{}:{e}", if t == ids[0] { "A" } else { "B" }))
+            .collect()
+    };
+    for (level, want) in levels {
+        let effective = f
+            .set("builtin:chapter", json!({"notificationLevel": level}))
+            .await;
+        assert_eq!(effective["notificationLevel"], level);
+        let a = f.new_task(&format!("{level}: the pier scene")).await;
+        let b = f.new_task(&format!("{level}: the storm scene")).await;
+        f.run_until_quiet().await;
+        assert_eq!(f.task(&a).status, AWAITING, "{level}: {}", f.log(&a));
+        assert_eq!(f.task(&b).status, PARKED, "{level}: {}", f.log(&b));
+        f.author("fn_task_approve_plan", json!({"task_id": a})).await;
+        assert_eq!(f.runner.tick().promoted, 1);
+        assert_eq!(f.task(&a).column, "drafting");
+        assert_eq!(mails(&[&a, &b]), want, "{level}");
+        for t in [&a, &b] {
+            f.author("fn_task_move", json!({"task_id": t, "column": "archived"}))
+                .await;
+        }
+    }
+}

@@ -47,6 +47,10 @@
 //! `awaiting-plan-approval`, the card's `plan?`) instead of promoting it, until the author
 //! approves the plan or sends it back (`crate::board::plan_approval`).
 //!
+//! `notificationLevel` (`silent` | `errors` | `important` | `all`) decides which of these
+//! changes also mail the author (`notices`: failures are `errors`, decisions waiting for the
+//! author `important`, progress `all`).
+//!
 //! **Pausing.** A task the author pauses (or archives) while a role session works on it has
 //! that session cancelled at the next tick; it keeps its stage, and resuming schedules it.
 //!
@@ -57,6 +61,7 @@
 
 pub mod code;
 pub mod messages;
+pub mod notices;
 pub mod pick;
 pub mod route;
 
@@ -499,8 +504,11 @@ impl Runner {
             outcome: Some(outcome),
             actor: ACTOR,
         };
+        let level = self.notice_level(t);
         self.commit(t, |c: &rusqlite::Connection| {
-            tasks::set_stage(c, &id, &stage)
+            let out = tasks::set_stage(c, &id, &stage)?;
+            notices::mail(c, level, t, outcome, why)?;
+            Ok(out)
         })
     }
 
@@ -568,8 +576,11 @@ impl Runner {
                     self.note(t, &r.via.join("; "));
                 }
                 let id = t.id.clone();
+                let level = self.notice_level(t);
                 self.commit(t, |c: &rusqlite::Connection| {
-                    tasks::promote(c, &id, false, Some(ACTOR))
+                    let out = tasks::promote(c, &id, false, Some(ACTOR))?;
+                    notices::mail(c, level, t, "promoted", &out.text)?;
+                    Ok(out)
                 })
             }
             Err(why) => self.park(t, &format!("after the plan, {why}")),
@@ -973,6 +984,11 @@ impl Runner {
                     &serde_json::Map::new(),
                 )
             })
+    }
+
+    /// How much of `t`'s board events its workflow mails the author (`notificationLevel`).
+    fn notice_level(&self, t: &Task) -> notices::Level {
+        notices::workflow_level(self.settings(t).str(notices::SETTING))
     }
 
     /// REVISE/RETHINK verdicts before `t` waits for the author: its workflow's

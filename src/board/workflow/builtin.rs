@@ -16,8 +16,10 @@
 //!   instead of the merger; `comment-triggered` only when the reviewer's notes say `@author`.
 //! - ● `maxParallelSteps` (2): the drafting column's `wip` limit (its `limitSetting`): tasks
 //!   role sessions work on there at once.
-//! - `requirePlanApproval` (false), `notificationLevel` (`important`): declared for authors
-//!   and agents to tune; not consumed yet.
+//! - ● `requirePlanApproval` (false): a planned task waits in planning for the author's
+//!   approval (`crate::board::plan_approval`).
+//! - ● `notificationLevel` (`important`): which board events mail the author
+//!   (`crate::runner::notices`).
 
 use std::sync::LazyLock;
 
