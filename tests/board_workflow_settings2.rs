@@ -697,3 +697,75 @@ async fn notification_level_filters_the_board_events_mailed_to_the_author() {
         }
     }
 }
+
+/// `reflectionEnabled`: a done task's agent (no durable agent assigned: the executor profile)
+/// is asked for a post-task reflection; its `fn_reflect_on_performance` waits for the author,
+/// and once approved the reflection is in the executor's reflections file with trigger
+/// `post-task`. Once per task; with the setting false nothing happens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_enabled_asks_the_done_tasks_agent_for_a_reflection() {
+    let replies = vec![
+        tool_call("r1", "fn_reflect_on_performance", &json!({"focus_area": "NB-001"})),
+        text("I will plan the pier scenes in smaller steps."),
+    ];
+    let f = fx(replies, 2).await;
+    let off = f.new_task("The lighthouse scene").await;
+    f.author("fn_task_move", json!({"task_id": off, "column": "done"}))
+        .await;
+    assert_eq!(f.runner.tick().started, 0, "reflectionEnabled is false by default");
+    assert_eq!(f.sessions_of("executor", &off), 0);
+    // Archived, that task is no longer done; with the setting on, the next done task is asked.
+    f.author("fn_task_move", json!({"task_id": off, "column": "archived"}))
+        .await;
+    let effective = f
+        .set("builtin:chapter", json!({"reflectionEnabled": true}))
+        .await;
+    assert_eq!(effective["reflectionEnabled"], true);
+    let id = f.new_task("The pier scene").await;
+    f.author("fn_task_move", json!({"task_id": id, "column": "done"}))
+        .await;
+    assert_eq!(f.runner.tick().started, 1);
+    assert_eq!(f.sessions_of("executor", &id), 1);
+    assert!(
+        f.log(&id).contains("Post-task reflection asked of executor"),
+        "{}",
+        f.log(&id)
+    );
+    // The reflection waits for the author.
+    let mut pending = Vec::new();
+    for _ in 0..300 {
+        pending = f.engine.pending();
+        if !pending.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(pending.len(), 1, "the reflection waits for approval");
+    assert_eq!(pending[0].tool, "fn_reflect_on_performance");
+    let file = f
+        .engine
+        .workspace()
+        .root()
+        .join(".nbook/agents/executor-reflections.jsonl");
+    assert!(!file.exists(), "nothing written before the approval");
+    // Asked once: more ticks start nothing for it.
+    assert_eq!(f.runner.tick().started, 0);
+    f.engine
+        .decide(&pending[0].approval_id, Decision::Approve)
+        .expect("decide");
+    for _ in 0..300 {
+        if file.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = std::fs::read_to_string(&file).expect("reflections");
+    let line: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("json");
+    assert_eq!(line["trigger"], "post-task");
+    assert_eq!(line["taskId"], id.as_str());
+    assert_eq!(line["agentId"], "executor");
+    for _ in 0..50 {
+        let _ = f.runner.tick();
+    }
+    assert_eq!(f.sessions_of("executor", &id), 1, "asked once");
+}

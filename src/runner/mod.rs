@@ -51,6 +51,9 @@
 //! changes also mail the author (`notices`: failures are `errors`, decisions waiting for the
 //! author `important`, progress `all`).
 //!
+//! `reflectionEnabled` asks a done task's assigned agent for a post-task reflection
+//! (`reflect`).
+//!
 //! **Pausing.** A task the author pauses (or archives) while a role session works on it has
 //! that session cancelled at the next tick; it keeps its stage, and resuming schedules it.
 //!
@@ -63,6 +66,7 @@ pub mod code;
 pub mod messages;
 pub mod notices;
 pub mod pick;
+pub mod reflect;
 pub mod route;
 
 use std::collections::{BTreeMap, HashSet};
@@ -431,7 +435,117 @@ impl Runner {
                 Next::Wait(_) => {}
             }
         }
+        let free = free.saturating_sub(done.started);
+        done.started += self.ask_reflections(&all, &busy, free);
         done
+    }
+
+    /// Start a post-task reflection session for each done task whose workflow has
+    /// `reflectionEnabled` and that was not asked yet (`reflect`), at most `free` of them.
+    fn ask_reflections(&self, all: &[Task], busy: &HashSet<&str>, free: usize) -> usize {
+        let mut started = 0;
+        for t in all {
+            if started == free {
+                break;
+            }
+            if busy.contains(t.id.as_str()) {
+                continue;
+            }
+            let wf = self.workflow(t);
+            if Lanes::of(&wf).done != t.column
+                || !self.settings(t).bool(reflect::SETTING).unwrap_or(false)
+            {
+                continue;
+            }
+            let asked = self
+                .board
+                .read(|c| tasks::logs_with_outcome(c, &t.id, &[reflect::OUTCOME]))
+                .map(|v| !v.is_empty())
+                .unwrap_or(true);
+            if asked {
+                continue;
+            }
+            if self.start_reflection(t) {
+                started += 1;
+            }
+        }
+        started
+    }
+
+    fn start_reflection(&self, t: &Task) -> bool {
+        let (profile, agent) = match self.board.read(|c| Ok(reflect::agent_of(c, t))) {
+            Ok(x) => x,
+            Err(_) => return false,
+        };
+        if let Err(e) = self.host.model_for(&profile) {
+            let mut p = lock(&self.problems);
+            let why = format!("no {profile} session for the post-task reflection: {e}");
+            if p.get(&t.id) != Some(&why) {
+                p.insert(t.id.clone(), why.clone());
+                drop(p);
+                self.emit(RunnerEvent::Problem {
+                    task: t.id.clone(),
+                    message: why,
+                });
+            }
+            return false;
+        }
+        let title = format!("{} · reflection", t.id);
+        let info = match self
+            .engine
+            .create_task_session(None, &profile, &t.id, &title)
+        {
+            Ok(i) => i,
+            Err(e) => {
+                self.emit(RunnerEvent::Problem {
+                    task: t.id.clone(),
+                    message: format!("the reflection session could not be created: {e}"),
+                });
+                return false;
+            }
+        };
+        let mut state = vec![(reflect::SESSION_MARK.to_string(), Value::Bool(true))];
+        if let Some(a) = &agent {
+            state.push((
+                crate::tools::fusion::memory::SESSION_AGENT.to_string(),
+                Value::String(a.clone()),
+            ));
+        }
+        let who = agent.clone().unwrap_or_else(|| profile.clone());
+        let line = format!(
+            "Post-task reflection asked of {who} (session {}, reflectionEnabled)",
+            info.id
+        );
+        let id = t.id.clone();
+        let logged = self.board.commit(|c: &rusqlite::Connection| {
+            tasks::add_log(c, &id, &line, Some(reflect::OUTCOME), Some(ACTOR))
+        });
+        if self.engine.set_session_state(&info.id, state).is_err() || logged.is_err() {
+            return false;
+        }
+        self.engine.board_changed(ACTOR);
+        let req = InvokeRequest {
+            caller: None,
+            session_id: info.id.clone(),
+            message: Some(reflect::message(t)),
+            input: None,
+            mode: InvokeMode::Prompt,
+            model: None,
+            origin_call_id: None,
+        };
+        match self.host.submit(req) {
+            Ok(_) => {
+                lock(&self.problems).remove(&t.id);
+                true
+            }
+            Err(e) => {
+                self.emit(RunnerEvent::Problem {
+                    task: t.id.clone(),
+                    message: format!("the reflection session {} could not start: {e}", info.id),
+                });
+                false
+            }
+        }
     }
 
     /// Tick until nothing more happens without the author: no role session runs except those

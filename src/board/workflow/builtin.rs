@@ -20,6 +20,8 @@
 //!   approval (`crate::board::plan_approval`).
 //! - ● `notificationLevel` (`important`): which board events mail the author
 //!   (`crate::runner::notices`).
+//! - ● `reflectionEnabled` (false): a done task's agent is asked for a post-task reflection
+//!   (`crate::runner::reflect`).
 
 use std::sync::LazyLock;
 
@@ -81,6 +83,8 @@ pub static CHAPTER: LazyLock<WorkflowIr> = LazyLock::new(|| {
              "description": "Whether an approved review goes to you before the merger."},
             {"id": "maxParallelSteps", "name": "Parallel drafting tasks", "type": "number", "integer": true, "minimum": 1, "default": 2},
             {"id": "requirePlanApproval", "name": "Approve plans yourself", "type": "boolean", "default": false},
+            {"id": "reflectionEnabled", "name": "Post-task reflections", "type": "boolean", "default": false,
+             "description": "After a task is done its agent reflects on its record (fn_reflect_on_performance, which you approve)."},
             {"id": "notificationLevel", "name": "Notifications", "type": "enum", "default": "important",
              "options": [{"value": "silent", "label": "Silent"}, {"value": "errors", "label": "Errors"}, {"value": "important", "label": "Important"}, {"value": "all", "label": "All"}]}
         ]
