@@ -619,6 +619,8 @@ impl Runner {
             actor: ACTOR,
         };
         let level = self.notice_level(t);
+        // The task moves on: why it got no session before is moot (found again if it holds).
+        lock(&self.problems).remove(&t.id);
         self.commit(t, |c: &rusqlite::Connection| {
             let out = tasks::set_stage(c, &id, &stage)?;
             notices::mail(c, level, t, outcome, why)?;
