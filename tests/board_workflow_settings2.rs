@@ -338,9 +338,17 @@ const AWAITING: &str = "awaiting-plan-approval";
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn require_plan_approval_parks_the_plan_until_the_author_approves_it() {
     let replies = vec![
-        tool_call("p1", "fn_task_prompt_write", &json!({"content": plan("NB-001", "Write the pier scene.")})),
+        tool_call(
+            "p1",
+            "fn_task_prompt_write",
+            &json!({"content": plan("NB-001", "Write the pier scene.")}),
+        ),
         text("Planned."),
-        tool_call("p2", "fn_task_prompt_write", &json!({"content": plan("NB-001", "Write the pier scene in two parts.")})),
+        tool_call(
+            "p2",
+            "fn_task_prompt_write",
+            &json!({"content": plan("NB-001", "Write the pier scene in two parts.")}),
+        ),
         text("Planned again."),
     ];
     let f = fx(replies, 2).await;
@@ -351,10 +359,14 @@ async fn require_plan_approval_parks_the_plan_until_the_author_approves_it() {
     let id = f.new_task("The pier scene").await;
     f.run_until_quiet().await;
     let t = f.task(&id);
-    assert_eq!((t.column.as_str(), t.status.as_str()), ("planning", AWAITING));
+    assert_eq!(
+        (t.column.as_str(), t.status.as_str()),
+        ("planning", AWAITING)
+    );
     assert!(t.prompt.is_some(), "the plan is written");
     assert!(
-        f.log(&id).contains("The plan waits for the author's approval (requirePlanApproval)"),
+        f.log(&id)
+            .contains("The plan waits for the author's approval (requirePlanApproval)"),
         "{}",
         f.log(&id)
     );
@@ -382,14 +394,20 @@ async fn require_plan_approval_parks_the_plan_until_the_author_approves_it() {
         )
         .await;
     assert!(!r.ok, "{}", r.content);
-    assert_eq!(r.details.unwrap_or(Value::Null)["code"], "PLAN_APPROVAL_REQUIRED");
+    assert_eq!(
+        r.details.unwrap_or(Value::Null)["code"],
+        "PLAN_APPROVAL_REQUIRED"
+    );
     assert_eq!(f.task(&id).status, AWAITING);
 
     // Bad input: typed errors, nothing changes.
     let before = f.task(&id);
     assert_eq!(
-        f.author_err("fn_task_reject_plan", json!({"task_id": id, "reason": "   "}))
-            .await,
+        f.author_err(
+            "fn_task_reject_plan",
+            json!({"task_id": id, "reason": "   "})
+        )
+        .await,
         "INVALID_ARGUMENT"
     );
     assert_eq!(
@@ -415,7 +433,9 @@ async fn require_plan_approval_parks_the_plan_until_the_author_approves_it() {
     )
     .await;
     assert_eq!(f.task(&id).status, "needs-replan");
-    assert!(f.log(&id).contains("Plan sent back by the author: Split the scene into two parts"));
+    assert!(f
+        .log(&id)
+        .contains("Plan sent back by the author: Split the scene into two parts"));
     f.run_until_quiet().await;
     let asked = f._server.requests()[requests].body.to_string();
     assert!(
@@ -424,10 +444,16 @@ async fn require_plan_approval_parks_the_plan_until_the_author_approves_it() {
     );
     let t = f.task(&id);
     assert_eq!(t.status, AWAITING, "the new plan waits for the author too");
-    assert!(t.prompt.as_deref().unwrap_or_default().contains("in two parts"));
+    assert!(t
+        .prompt
+        .as_deref()
+        .unwrap_or_default()
+        .contains("in two parts"));
 
     // Approved: the next tick promotes it.
-    let d = f.author("fn_task_approve_plan", json!({"task_id": id})).await;
+    let d = f
+        .author("fn_task_approve_plan", json!({"task_id": id}))
+        .await;
     assert_eq!(d["status"], "plan-approved");
     assert!(f.log(&id).contains("Plan approved by the author"));
     f.runner.set_enabled(true);
@@ -457,11 +483,7 @@ fn counted_ir(count_pending: bool) -> Value {
 /// drafting task waits and the planned one is not promoted; with `false` both go on.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn count_pending_makes_waiting_tasks_count_against_the_wip_limit() {
-    let f = fx(
-        (0..4).map(|_| slow_text("Working.", 5000)).collect(),
-        4,
-    )
-    .await;
+    let f = fx((0..4).map(|_| slow_text("Working.", 5000)).collect(), 4).await;
     for (name, count_pending, started, promoted) in
         [("Counted", true, 0, 0), ("Uncounted", false, 1, 1)]
     {
@@ -551,8 +573,11 @@ async fn comment_triggered_handoff_follows_the_reviewers_at_author() {
     assert_eq!(f.sessions_of("reviewer", &first), 1);
     assert_eq!(f.sessions_of("merger", &first), 0);
     // Archive it so its hand-off is not released by anything below.
-    f.author("fn_task_move", json!({"task_id": first, "column": "archived"}))
-        .await;
+    f.author(
+        "fn_task_move",
+        json!({"task_id": first, "column": "archived"}),
+    )
+    .await;
     let second = f.scene("The lighthouse scene", &wf).await;
     f.run_until_quiet().await;
     let log = f.log(&second);
@@ -611,7 +636,11 @@ async fn code_nodes_share_their_context_and_write_validated_custom_fields() {
         log.contains("code node 'route': outcome long (value {\"words\":1200,\"draft\":2})"),
         "the second node saw the first one's patch: {log}"
     );
-    assert_eq!(f.sessions_of("reviewer", &id), 0, "the long scene skipped the review");
+    assert_eq!(
+        f.sessions_of("reviewer", &id),
+        0,
+        "the long scene skipped the review"
+    );
     assert_eq!(f.sessions_of("merger", &id), 1);
     let t = f.task(&id);
     assert_eq!(t.custom_fields.get("wordTarget"), Some(&json!(1200)));
@@ -638,7 +667,11 @@ async fn code_nodes_share_their_context_and_write_validated_custom_fields() {
             && log.contains("no field was written"),
         "{log}"
     );
-    assert!(t.custom_fields.get("wordTarget").is_none(), "{:?}", t.custom_fields);
+    assert!(
+        !t.custom_fields.contains_key("wordTarget"),
+        "{:?}",
+        t.custom_fields
+    );
     assert_eq!(f.sessions_of("reviewer", &id), 0);
     assert_eq!(f.sessions_of("merger", &id), 0);
 }
@@ -657,7 +690,11 @@ async fn notification_level_filters_the_board_events_mailed_to_the_author() {
     let mut replies = Vec::new();
     for n in 0..levels.len() {
         let a = format!("NB-{:03}", 2 * n + 1);
-        replies.push(tool_call("p", "fn_task_prompt_write", &json!({"content": plan(&a, "Write it.")})));
+        replies.push(tool_call(
+            "p",
+            "fn_task_prompt_write",
+            &json!({"content": plan(&a, "Write it.")}),
+        ));
         replies.push(text("Planned."));
         replies.push(text("I cannot plan this."));
     }
@@ -670,12 +707,18 @@ async fn notification_level_filters_the_board_events_mailed_to_the_author() {
         let mut st = c
             .prepare("SELECT json_extract(metadata, '$.taskId'), json_extract(metadata, '$.boardEvent'), to_id FROM nbook_board_message WHERE json_extract(metadata, '$.boardEvent') IS NOT NULL ORDER BY seq")
             .expect("sql");
-        st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))
-            .expect("rows")
-            .map(|r| r.expect("row"))
-            .filter(|(t, _, to)| ids.contains(&t.as_str()) && to == "dashboard")
-            .map(|(t, e, _)| format!("{}:{e}", if t == ids[0] { "A" } else { "B" }))
-            .collect()
+        st.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })
+        .expect("rows")
+        .map(|r| r.expect("row"))
+        .filter(|(t, _, to)| ids.contains(&t.as_str()) && to == "dashboard")
+        .map(|(t, e, _)| format!("{}:{e}", if t == ids[0] { "A" } else { "B" }))
+        .collect()
     };
     for (level, want) in levels {
         let effective = f
@@ -687,7 +730,8 @@ async fn notification_level_filters_the_board_events_mailed_to_the_author() {
         f.run_until_quiet().await;
         assert_eq!(f.task(&a).status, AWAITING, "{level}: {}", f.log(&a));
         assert_eq!(f.task(&b).status, PARKED, "{level}: {}", f.log(&b));
-        f.author("fn_task_approve_plan", json!({"task_id": a})).await;
+        f.author("fn_task_approve_plan", json!({"task_id": a}))
+            .await;
         assert_eq!(f.runner.tick().promoted, 1);
         assert_eq!(f.task(&a).column, "drafting");
         assert_eq!(mails(&[&a, &b]), want, "{level}");
@@ -705,18 +749,29 @@ async fn notification_level_filters_the_board_events_mailed_to_the_author() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_enabled_asks_the_done_tasks_agent_for_a_reflection() {
     let replies = vec![
-        tool_call("r1", "fn_reflect_on_performance", &json!({"focus_area": "NB-001"})),
+        tool_call(
+            "r1",
+            "fn_reflect_on_performance",
+            &json!({"focus_area": "NB-001"}),
+        ),
         text("I will plan the pier scenes in smaller steps."),
     ];
     let f = fx(replies, 2).await;
     let off = f.new_task("The lighthouse scene").await;
     f.author("fn_task_move", json!({"task_id": off, "column": "done"}))
         .await;
-    assert_eq!(f.runner.tick().started, 0, "reflectionEnabled is false by default");
+    assert_eq!(
+        f.runner.tick().started,
+        0,
+        "reflectionEnabled is false by default"
+    );
     assert_eq!(f.sessions_of("executor", &off), 0);
     // Archived, that task is no longer done; with the setting on, the next done task is asked.
-    f.author("fn_task_move", json!({"task_id": off, "column": "archived"}))
-        .await;
+    f.author(
+        "fn_task_move",
+        json!({"task_id": off, "column": "archived"}),
+    )
+    .await;
     let effective = f
         .set("builtin:chapter", json!({"reflectionEnabled": true}))
         .await;
@@ -727,7 +782,8 @@ async fn reflection_enabled_asks_the_done_tasks_agent_for_a_reflection() {
     assert_eq!(f.runner.tick().started, 1);
     assert_eq!(f.sessions_of("executor", &id), 1);
     assert!(
-        f.log(&id).contains("Post-task reflection asked of executor"),
+        f.log(&id)
+            .contains("Post-task reflection asked of executor"),
         "{}",
         f.log(&id)
     );

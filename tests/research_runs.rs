@@ -935,7 +935,11 @@ async fn retry_starts_a_failed_or_cancelled_run_again_as_a_new_run_that_names_it
             json!({"query": "salt tax", "wait_for_completion": true}),
         )
         .await;
-    assert_eq!((d["runId"].as_str(), d["status"].as_str()), (Some("RR-001"), Some("failed")), "{d}");
+    assert_eq!(
+        (d["runId"].as_str(), d["status"].as_str()),
+        (Some("RR-001"), Some("failed")),
+        "{d}"
+    );
     assert_eq!(d["retryOf"], Value::Null);
     // The retry waits for the author like a run: the preview names the run it retries and
     // shows the search it sends; nothing is written or sent before the approval.
@@ -959,8 +963,14 @@ async fn retry_starts_a_failed_or_cancelled_run_again_as_a_new_run_that_names_it
         nbook::engine::PreviewBody::Text { text } => text.clone(),
         other => panic!("{other:?}"),
     };
-    assert!(text.contains("Retry of research run RR-001 (failed"), "{text}");
-    assert!(text.contains(&format!("POST {}/search", f.web.url(""))), "{text}");
+    assert!(
+        text.contains("Retry of research run RR-001 (failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("POST {}/search", f.web.url(""))),
+        "{text}"
+    );
     assert!(text.contains("query: salt tax"), "{text}");
     let searches = f.web.hits("/search");
     assert_eq!(f.rows().len(), 1, "nothing written before the approval");
@@ -969,30 +979,44 @@ async fn retry_starts_a_failed_or_cancelled_run_again_as_a_new_run_that_names_it
     assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
     assert!(r.content.contains("A retry of RR-001"), "{}", r.content);
     let d = r.details.unwrap();
-    assert_eq!((d["runId"].as_str(), d["retryOf"].as_str()), (Some("RR-002"), Some("RR-001")), "{d}");
+    assert_eq!(
+        (d["runId"].as_str(), d["retryOf"].as_str()),
+        (Some("RR-002"), Some("RR-001")),
+        "{d}"
+    );
     let end = f.until_ended(&sid, "RR-002").await;
     assert_eq!(end["status"], "completed", "{end}");
     assert_eq!(end["retryOf"], "RR-001");
     assert_eq!(end["query"], "salt tax");
     assert_eq!(end["findings"].as_array().unwrap().len(), 2);
-    assert_eq!(f.web.hits("/search"), searches + 1, "the retry searched again");
+    assert_eq!(
+        f.web.hits("/search"),
+        searches + 1,
+        "the retry searched again"
+    );
     // The old run stays as it ended; the new record names it in the SQLite file.
     let old = f.ok(&sid, "fn_research_get", json!({"id": "RR-001"})).await;
     assert_eq!(old["status"], "failed");
     let c = rusqlite::Connection::open(f.root.join(".nbook/project.sqlite")).unwrap();
     let of: Option<String> = c
-        .query_row("SELECT retry_of FROM nbook_research_run WHERE id = 'RR-002'", [], |r| r.get(0))
+        .query_row(
+            "SELECT retry_of FROM nbook_research_run WHERE id = 'RR-002'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(of.as_deref(), Some("RR-001"));
 
     // A completed run, a running one and an unknown id: typed errors, nothing written.
     let before = f.rows();
     assert_eq!(
-        f.code(&sid, "fn_research_retry", json!({"id": "RR-002"})).await,
+        f.code(&sid, "fn_research_retry", json!({"id": "RR-002"}))
+            .await,
         "RESEARCH_RUN_NOT_RETRYABLE"
     );
     assert_eq!(
-        f.code(&sid, "fn_research_retry", json!({"id": "RR-404"})).await,
+        f.code(&sid, "fn_research_retry", json!({"id": "RR-404"}))
+            .await,
         "RESEARCH_RUN_NOT_FOUND"
     );
     let r = f.call(&sid, "fn_research_retry", json!({}), APPROVE).await;
@@ -1002,13 +1026,21 @@ async fn retry_starts_a_failed_or_cancelled_run_again_as_a_new_run_that_names_it
         .ok(&sid, "fn_research_run", json!({"query": "slow salt"}))
         .await;
     let slow = d["runId"].as_str().unwrap().to_string();
-    eventually("the slow page is being fetched", || f.web.hits("/slow") == 1).await;
+    eventually("the slow page is being fetched", || {
+        f.web.hits("/slow") == 1
+    })
+    .await;
     let before = f.rows();
     let r = f
         .call(&sid, "fn_research_retry", json!({"id": slow}), APPROVE)
         .await;
     assert_eq!(r.status, CallStatus::ToolError, "{}", r.content);
-    assert!(r.content.contains("is running; only a failed or cancelled run can be retried"), "{}", r.content);
+    assert!(
+        r.content
+            .contains("is running; only a failed or cancelled run can be retried"),
+        "{}",
+        r.content
+    );
     assert_eq!(f.rows(), before);
     // Cancelled, it can be retried; a rejected retry writes nothing.
     f.ok(&sid, "fn_research_cancel", json!({"id": slow})).await;

@@ -205,6 +205,12 @@ fn help_lists_the_plan_keys() {
             .find(|(keys, _)| keys == k)
             .map(|(_, d)| d.clone())
     };
-    assert!(row("a").unwrap().starts_with("Approve the task's plan"), "{rows:?}");
-    assert!(row("d").unwrap().starts_with("Send the task's plan back"), "{rows:?}");
+    assert!(
+        row("a").unwrap().starts_with("Approve the task's plan"),
+        "{rows:?}"
+    );
+    assert!(
+        row("d").unwrap().starts_with("Send the task's plan back"),
+        "{rows:?}"
+    );
 }

@@ -82,7 +82,10 @@ pub enum CodeError {
 }
 
 /// Merge a code node's `contextPatch` into the walk's `context` (`null` removes a key).
-pub fn merge_context(context: &mut serde_json::Map<String, Value>, patch: &serde_json::Map<String, Value>) {
+pub fn merge_context(
+    context: &mut serde_json::Map<String, Value>,
+    patch: &serde_json::Map<String, Value>,
+) {
     for (k, v) in patch {
         if v.is_null() {
             context.remove(k);
@@ -350,7 +353,15 @@ mod tests {
         let e = run("spin", "while (true) {}", 1000, &task(), &json!({}), None).unwrap_err();
         assert!(matches!(e, CodeError::TimedOut { ms: 1000, .. }), "{e}");
         assert!(t0.elapsed() < Duration::from_secs(3));
-        let e = run("jobs", "for (;;) { await null; }", 1000, &task(), &json!({}), None).unwrap_err();
+        let e = run(
+            "jobs",
+            "for (;;) { await null; }",
+            1000,
+            &task(),
+            &json!({}),
+            None,
+        )
+        .unwrap_err();
         assert!(matches!(e, CodeError::TimedOut { .. }), "{e}");
         let e = run(
             "hog",
@@ -389,10 +400,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.outcome, "success");
-        assert_eq!(r.context_patch, *json!({"seen": 3, "gone": null}).as_object().unwrap());
+        assert_eq!(
+            r.context_patch,
+            *json!({"seen": 3, "gone": null}).as_object().unwrap()
+        );
         assert_eq!(r.custom_fields.get("wordTarget"), Some(&json!(1200)));
         assert_eq!(r.custom_fields.get("pov"), Some(&Value::Null));
-        let mut context = json!({"count": 2, "gone": true}).as_object().unwrap().clone();
+        let mut context = json!({"count": 2, "gone": true})
+            .as_object()
+            .unwrap()
+            .clone();
         merge_context(&mut context, &r.context_patch);
         assert_eq!(Value::Object(context), json!({"count": 2, "seen": 3}));
     }

@@ -76,7 +76,10 @@ pub fn mail(c: &Connection, level: Level, t: &Task, outcome: &str, text: &str) -
     if level == Level::Silent || event > level {
         return Ok(());
     }
-    let content = crate::board::snippet(&format!("{} — {}: {text}", t.id, t.title), mb::CONTENT_LIMIT);
+    let content = crate::board::snippet(
+        &format!("{} — {}: {text}", t.id, t.title),
+        mb::CONTENT_LIMIT,
+    );
     let m = mb::NewMessage {
         from_id: SYSTEM_ID.into(),
         from_type: "system".into(),
@@ -91,7 +94,11 @@ pub fn mail(c: &Connection, level: Level, t: &Task, outcome: &str, text: &str) -
             "wakeRecipient": false,
         }),
     };
-    mb::send_once(c, &m, &format!("board-event:{}:{}:{outcome}", t.id, t.revision))?;
+    mb::send_once(
+        c,
+        &m,
+        &format!("board-event:{}:{}:{outcome}", t.id, t.revision),
+    )?;
     Ok(())
 }
 
@@ -102,10 +109,18 @@ mod tests {
     #[test]
     fn each_level_takes_its_events_and_the_ones_before() {
         let takes = |level: Level| {
-            ["parked", "plan-approval", "handoff", "rework-bound", "promoted", "approve", "code"]
-                .into_iter()
-                .filter(|o| level != Level::Silent && level_of(o) <= level)
-                .collect::<Vec<_>>()
+            [
+                "parked",
+                "plan-approval",
+                "handoff",
+                "rework-bound",
+                "promoted",
+                "approve",
+                "code",
+            ]
+            .into_iter()
+            .filter(|o| level != Level::Silent && level_of(o) <= level)
+            .collect::<Vec<_>>()
         };
         assert!(takes(Level::Silent).is_empty());
         assert_eq!(takes(Level::Errors), ["parked"]);

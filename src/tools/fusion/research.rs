@@ -243,7 +243,7 @@ fn can_run(ctx: &ToolCtx, q: &str) -> Result<Vec<EgressRequest>, ToolError> {
             ResearchError::Start(format!("the profile {SYNTHESIS_PROFILE} is missing")).into(),
         );
     }
-    Ok(search_requests(&ctx.config, q, SEARCH_RESULTS)?)
+    search_requests(&ctx.config, q, SEARCH_RESULTS)
 }
 
 /// What the author reads before a run of `q` starts: the search requests and the limits.

@@ -67,9 +67,7 @@ impl BoardWrite {
             BoardWrite::Steer { task, text } => {
                 ("fn_task_steer", json!({"task_id": task, "text": text}))
             }
-            BoardWrite::ApprovePlan { task } => {
-                ("fn_task_approve_plan", json!({"task_id": task}))
-            }
+            BoardWrite::ApprovePlan { task } => ("fn_task_approve_plan", json!({"task_id": task})),
             BoardWrite::RejectPlan { task, reason } => (
                 "fn_task_reject_plan",
                 json!({"task_id": task, "reason": reason}),
