@@ -118,6 +118,32 @@ fn select(a: &mut AppState, id: &str) {
     a.board.selected = row;
 }
 
+/// The screen with the log's minutes (`2026-12-04 01:36`) as `YYYY-MM-DD hh:mm`.
+fn undated(s: &str) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let shape = "dddd-dd-dd dd:dd";
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let fits = i + shape.len() <= chars.len()
+            && shape.chars().zip(&chars[i..]).all(|(p, c)| {
+                if p == 'd' {
+                    c.is_ascii_digit()
+                } else {
+                    p == *c
+                }
+            });
+        if fits {
+            out.push_str("YYYY-MM-DD hh:mm");
+            i += shape.len();
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
 fn status(b: &Book, id: &str) -> String {
     board(b)
         .read(|c: &rusqlite::Connection| bt::require(c, id))
@@ -132,7 +158,7 @@ fn a_plan_waiting_for_the_author_shows_plan_and_its_keys() {
         let mut a = app(&b, w, h);
         select(&mut a, "NB-001");
         keys(&b, &mut a, "<Enter>");
-        let s = screen(&mut a, w, h);
+        let s = undated(&screen(&mut a, w, h));
         assert!(s.contains("plan?"), "{s}");
         insta::assert_snapshot!(format!("board_plan_waiting_{w}x{h}"), s);
     }
