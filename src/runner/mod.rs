@@ -211,6 +211,8 @@ pub struct Runner {
     problems: Mutex<BTreeMap<String, String>>,
     /// Tasks whose route (with code nodes) is being walked off the tick.
     routing: Mutex<HashSet<String>>,
+    /// Done tasks whose post-task reflection was asked (their log says so).
+    reflected: Mutex<HashSet<String>>,
     /// One tick at a time: two would both see a free slot.
     ticking: Mutex<()>,
     wake: Notify,
@@ -238,6 +240,7 @@ impl Runner {
             active: Mutex::new(BTreeMap::new()),
             problems: Mutex::new(BTreeMap::new()),
             routing: Mutex::new(HashSet::new()),
+            reflected: Mutex::new(HashSet::new()),
             ticking: Mutex::new(()),
             wake: Notify::new(),
             events: broadcast::channel(256).0,
@@ -436,25 +439,39 @@ impl Runner {
             }
         }
         let free = free.saturating_sub(done.started);
-        done.started += self.ask_reflections(&all, &busy, free);
+        done.started += self.ask_reflections(&all, &flows, &busy, free);
         done
     }
 
     /// Start a post-task reflection session for each done task whose workflow has
     /// `reflectionEnabled` and that was not asked yet (`reflect`), at most `free` of them.
-    fn ask_reflections(&self, all: &[Task], busy: &HashSet<&str>, free: usize) -> usize {
+    fn ask_reflections(
+        &self,
+        all: &[Task],
+        flows: &pick::Flows,
+        busy: &HashSet<&str>,
+        free: usize,
+    ) -> usize {
         let mut started = 0;
+        // Each workflow's setting is read once per tick; a task found asked is remembered.
+        let mut enabled: BTreeMap<&str, bool> = BTreeMap::new();
         for t in all {
             if started == free {
                 break;
             }
-            if busy.contains(t.id.as_str()) {
+            let done_lane = flows
+                .get(&t.workflow_id)
+                .map_or(crate::board::DONE, |f| f.lanes.done.as_str());
+            if t.column != done_lane
+                || busy.contains(t.id.as_str())
+                || lock(&self.reflected).contains(&t.id)
+            {
                 continue;
             }
-            let wf = self.workflow(t);
-            if Lanes::of(&wf).done != t.column
-                || !self.settings(t).bool(reflect::SETTING).unwrap_or(false)
-            {
+            let on = *enabled
+                .entry(t.workflow_id.as_str())
+                .or_insert_with(|| self.settings(t).bool(reflect::SETTING).unwrap_or(false));
+            if !on {
                 continue;
             }
             let asked = self
@@ -463,6 +480,7 @@ impl Runner {
                 .map(|v| !v.is_empty())
                 .unwrap_or(true);
             if asked {
+                lock(&self.reflected).insert(t.id.clone());
                 continue;
             }
             if self.start_reflection(t) {
@@ -520,6 +538,7 @@ impl Runner {
         let logged = self.board.commit(|c: &rusqlite::Connection| {
             tasks::add_log(c, &id, &line, Some(reflect::OUTCOME), Some(ACTOR))
         });
+        lock(&self.reflected).insert(t.id.clone());
         if self.engine.set_session_state(&info.id, state).is_err() || logged.is_err() {
             return false;
         }
