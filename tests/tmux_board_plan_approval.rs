@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+#[allow(dead_code)]
 mod tmux_support;
 use tmux_support::{skip_without_tmux, Tmux};
 
