@@ -859,6 +859,7 @@ fn the_research_tools_go_to_triage_executor_and_heartbeat() {
         "fn_research_list",
         "fn_research_get",
         "fn_research_cancel",
+        "fn_research_retry",
     ];
     let profiles = engine.profiles();
     for role in ["triage", "executor", "heartbeat"] {
@@ -889,6 +890,7 @@ async fn a_run_whose_job_is_gone_is_recorded_failed_not_left_running() {
             session_id: Some("9".into()),
             job_id: Some("job-99".into()),
             tags: vec![],
+            retry_of: None,
         },
     )
     .unwrap();
@@ -906,4 +908,154 @@ async fn a_run_whose_job_is_gone_is_recorded_failed_not_left_running() {
             .await,
         "RESEARCH_RUN_FINISHED"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn retry_starts_a_failed_or_cancelled_run_again_as_a_new_run_that_names_it() {
+    // The first synthesis fails (the model is overloaded); the retry's model answers.
+    let f = fx(vec![], true, |_| {}).await;
+    let (salt, tax) = (f.web.url("/salt"), f.web.url("/tax"));
+    let f = Fx {
+        model: provider_support::Server::start(
+            (0..4)
+                .map(|_| Reply::error(500, r#"{"error":{"message":"model overloaded"}}"#))
+                .chain([report(good_synthesis(&salt, &tax))])
+                .collect(),
+        )
+        .await,
+        ..f
+    };
+    let f = rebind_model(f).await;
+    let sid = f.session("executor");
+    let d = f
+        .ok(
+            &sid,
+            "fn_research_run",
+            json!({"query": "salt tax", "wait_for_completion": true}),
+        )
+        .await;
+    assert_eq!(
+        (d["runId"].as_str(), d["status"].as_str()),
+        (Some("RR-001"), Some("failed")),
+        "{d}"
+    );
+    assert_eq!(d["retryOf"], Value::Null);
+    // The retry waits for the author like a run: the preview names the run it retries and
+    // shows the search it sends; nothing is written or sent before the approval.
+    let engine = f.engine.clone();
+    let s2 = sid.clone();
+    let call = tokio::spawn(async move {
+        let c = ToolCall {
+            id: String::new(),
+            name: "fn_research_retry".into(),
+            arguments: json!({"id": "RR-001"}),
+        };
+        engine.call(&s2, c, Approval::Queue).await
+    });
+    eventually("the retry waits for the author", || {
+        !f.engine.pending().is_empty()
+    })
+    .await;
+    let p = f.engine.pending().remove(0);
+    assert_eq!(p.tool, "fn_research_retry");
+    let text = match &p.preview.body {
+        nbook::engine::PreviewBody::Text { text } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        text.contains("Retry of research run RR-001 (failed"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("POST {}/search", f.web.url(""))),
+        "{text}"
+    );
+    assert!(text.contains("query: salt tax"), "{text}");
+    let searches = f.web.hits("/search");
+    assert_eq!(f.rows().len(), 1, "nothing written before the approval");
+    f.engine.decide(&p.approval_id, Decision::Approve).unwrap();
+    let r = call.await.unwrap();
+    assert_eq!(r.status, CallStatus::Ok, "{}", r.content);
+    assert!(r.content.contains("A retry of RR-001"), "{}", r.content);
+    let d = r.details.unwrap();
+    assert_eq!(
+        (d["runId"].as_str(), d["retryOf"].as_str()),
+        (Some("RR-002"), Some("RR-001")),
+        "{d}"
+    );
+    let end = f.until_ended(&sid, "RR-002").await;
+    assert_eq!(end["status"], "completed", "{end}");
+    assert_eq!(end["retryOf"], "RR-001");
+    assert_eq!(end["query"], "salt tax");
+    assert_eq!(end["findings"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        f.web.hits("/search"),
+        searches + 1,
+        "the retry searched again"
+    );
+    // The old run stays as it ended; the new record names it in the SQLite file.
+    let old = f.ok(&sid, "fn_research_get", json!({"id": "RR-001"})).await;
+    assert_eq!(old["status"], "failed");
+    let c = rusqlite::Connection::open(f.root.join(".nbook/project.sqlite")).unwrap();
+    let of: Option<String> = c
+        .query_row(
+            "SELECT retry_of FROM nbook_research_run WHERE id = 'RR-002'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(of.as_deref(), Some("RR-001"));
+
+    // A completed run, a running one and an unknown id: typed errors, nothing written.
+    let before = f.rows();
+    assert_eq!(
+        f.code(&sid, "fn_research_retry", json!({"id": "RR-002"}))
+            .await,
+        "RESEARCH_RUN_NOT_RETRYABLE"
+    );
+    assert_eq!(
+        f.code(&sid, "fn_research_retry", json!({"id": "RR-404"}))
+            .await,
+        "RESEARCH_RUN_NOT_FOUND"
+    );
+    let r = f.call(&sid, "fn_research_retry", json!({}), APPROVE).await;
+    assert_eq!(r.status, CallStatus::InvalidArgs, "{}", r.content);
+    assert_eq!(f.rows(), before);
+    let d = f
+        .ok(&sid, "fn_research_run", json!({"query": "slow salt"}))
+        .await;
+    let slow = d["runId"].as_str().unwrap().to_string();
+    eventually("the slow page is being fetched", || {
+        f.web.hits("/slow") == 1
+    })
+    .await;
+    let before = f.rows();
+    let r = f
+        .call(&sid, "fn_research_retry", json!({"id": slow}), APPROVE)
+        .await;
+    assert_eq!(r.status, CallStatus::ToolError, "{}", r.content);
+    assert!(
+        r.content
+            .contains("is running; only a failed or cancelled run can be retried"),
+        "{}",
+        r.content
+    );
+    assert_eq!(f.rows(), before);
+    // Cancelled, it can be retried; a rejected retry writes nothing.
+    f.ok(&sid, "fn_research_cancel", json!({"id": slow})).await;
+    let before = f.rows();
+    let reject = Approval::Auto {
+        decision: Decision::Reject { reason: None },
+        by: "test",
+    };
+    let r = f
+        .call(&sid, "fn_research_retry", json!({"id": slow}), reject)
+        .await;
+    assert_eq!(r.status, CallStatus::Rejected, "{}", r.content);
+    assert_eq!(f.rows(), before);
+    let d = f.ok(&sid, "fn_research_retry", json!({"id": slow})).await;
+    assert_eq!(d["retryOf"].as_str(), Some(slow.as_str()), "{d}");
+    let again = d["runId"].as_str().unwrap().to_string();
+    f.ok(&sid, "fn_research_cancel", json!({"id": again})).await;
+    assert_eq!(f.until_ended(&sid, &again).await["status"], "cancelled");
 }

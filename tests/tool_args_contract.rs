@@ -275,6 +275,8 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "merge_task_draft",
     "fn_report_build_failure",
     "fn_task_steer",
+    "fn_task_approve_plan",
+    "fn_task_reject_plan",
     // The runner's spec review (triage).
     "fn_review_spec",
     // Board workflows with settings (#17).
@@ -292,6 +294,7 @@ const ADDED_AFTER_THE_CONTRACT: &[&str] = &[
     "fn_research_list",
     "fn_research_get",
     "fn_research_cancel",
+    "fn_research_retry",
     // Durable agents (#17).
     "fn_agent_create",
     "fn_agent_delete",

@@ -48,6 +48,10 @@ pub enum BoardError {
     DependenciesUnmet { id: String, pending: Vec<String> },
     #[error("task {id} has no plan yet: write its PROMPT.md with fn_task_prompt_write first")]
     Unplanned { id: String },
+    #[error("task {id}'s plan waits for the author's approval (its workflow's requirePlanApproval): the author approves it (fn_task_approve_plan, or a on the Board) before it leaves planning")]
+    PlanNotApproved { id: String },
+    #[error("task {id} has no plan waiting for approval (its sub-status is {status:?}); only a task parked at plan? can be approved or sent back")]
+    NoPlanWaiting { id: String, status: String },
     #[error("PROMPT.md is invalid in section {section}: {message}")]
     PromptInvalid { section: String, message: String },
     #[error("outcome blocked needs a reason saying what blocks the task")]
@@ -184,6 +188,8 @@ impl BoardError {
             SelfDependency { .. } | DependencyCycle { .. } => "DEPENDENCY_CYCLE",
             DependenciesUnmet { .. } => "DEPENDENCIES_UNMET",
             Unplanned { .. } => "TASK_UNPLANNED",
+            PlanNotApproved { .. } => "PLAN_APPROVAL_REQUIRED",
+            NoPlanWaiting { .. } => "PLAN_NOT_AWAITING_APPROVAL",
             PromptInvalid { .. } => "PROMPT_INVALID",
             BlockedWithoutReason => "BLOCKED_REASON_REQUIRED",
             ConfirmRequired => "CONFIRM_REQUIRED",
@@ -225,9 +231,14 @@ impl BoardError {
     pub fn details(&self) -> Value {
         use BoardError::*;
         let mut d = match self {
-            TaskNotFound { id } | Archived { id } | Unplanned { id } | NoSteps { id } => {
+            TaskNotFound { id }
+            | Archived { id }
+            | Unplanned { id }
+            | NoSteps { id }
+            | PlanNotApproved { id } => {
                 json!({"taskId": id})
             }
+            NoPlanWaiting { id, status } => json!({"taskId": id, "status": status}),
             GoalNotFound { id } => json!({"goalId": id}),
             WorkflowNotFound { id } => json!({"workflowId": id}),
             WorkflowBuiltin { id, .. } => json!({"workflowId": id, "builtin": true}),

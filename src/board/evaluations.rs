@@ -19,8 +19,9 @@
 //! trigger, taskId?, metrics, insights[], suggestedImprovements[], summary}`. A line that does
 //! not parse (a torn last line) is skipped on read. The id is `refl-<n>`, n = the line's number
 //! in the file, so the preview shows the id the write will use. `trigger` is `manual` for a
-//! reflection the agent asked for (`fn_reflect_on_performance`); the scheduled and post-task
-//! triggers of Fusion's self-improve cycle are not built yet.
+//! reflection the agent asked for (`fn_reflect_on_performance`) and `post-task` for one the
+//! scheduler asked for after a task was done (`crate::runner::reflect`, a workflow's
+//! `reflectionEnabled`); Fusion's scheduled trigger is not built yet.
 //!
 //! **The reflection is derived from the record, deterministically** — no model call. The
 //! record is the agent's ratings and its board runs: the tasks whose log has an entry by the

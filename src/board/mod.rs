@@ -33,6 +33,7 @@ pub mod mailbox;
 pub mod memory;
 pub mod merge;
 pub mod model;
+pub mod plan_approval;
 pub mod prompt;
 pub mod repository_scope;
 pub mod research;

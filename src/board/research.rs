@@ -2,7 +2,8 @@
 //! `nbook_research_run` (migration `007_research.sql`) per `fn_research_run` call, with its
 //! query, status (`pending | running | completed | failed | cancelled`), trigger, sources,
 //! events, results (summary, findings with citations, the cited sources), error, token usage,
-//! tags and timestamps.
+//! tags and timestamps, and the run it retries (`retry_of`, migration `012_research_retry.sql`:
+//! `fn_research_retry` starts a failed or cancelled run again as a new run).
 //!
 //! **Transitions are guarded in SQL.** Every status change is one `UPDATE … WHERE status IN
 //! (…)` in a write transaction, so a run that was cancelled can never be completed later by
@@ -122,9 +123,16 @@ pub struct Run {
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// The run this one retries (fn_research_retry).
+    pub retry_of: Option<String>,
 }
 
 impl Run {
+    /// Whether fn_research_retry may start this run again: it failed or was cancelled.
+    pub fn retryable(&self) -> bool {
+        matches!(self.status, RunStatus::Failed | RunStatus::Cancelled)
+    }
+
     /// Fusion's `details` of fn_research_run / fn_research_get: `{runId, status, summary,
     /// findings, citations, sourceCount, error}` plus the rest of the record.
     pub fn details(&self) -> Value {
@@ -150,6 +158,7 @@ impl Run {
             "createdAt": self.created_at,
             "startedAt": self.started_at,
             "finishedAt": self.finished_at,
+            "retryOf": self.retry_of,
         })
     }
 }
@@ -162,9 +171,11 @@ pub struct NewRun {
     pub session_id: Option<String>,
     pub job_id: Option<String>,
     pub tags: Vec<String>,
+    /// The run this one retries.
+    pub retry_of: Option<String>,
 }
 
-const COLUMNS: &str = "id, query, status, trigger, session_id, job_id, sources, events, results, error, token_usage, tags, created_at, started_at, finished_at";
+const COLUMNS: &str = "id, query, status, trigger, session_id, job_id, sources, events, results, error, token_usage, tags, created_at, started_at, finished_at, retry_of";
 
 fn corrupt(id: &str, what: &str, e: impl std::fmt::Display) -> rusqlite::Error {
     rusqlite::Error::FromSqlConversionFailure(
@@ -211,6 +222,7 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<Run> {
         created_at: r.get(12)?,
         started_at: r.get(13)?,
         finished_at: r.get(14)?,
+        retry_of: r.get(15)?,
         id,
     })
 }
@@ -266,8 +278,12 @@ pub fn create(board: &Board, new: &NewRun) -> BoardResult<Run> {
             |r| r.get(0),
         )?;
         let id = format!("RR-{seq:03}");
+        let created = match &new.retry_of {
+            Some(of) => format!("query: {query} (a retry of {of})"),
+            None => format!("query: {query}"),
+        };
         c.execute(
-            "INSERT INTO nbook_research_run (seq, id, query, status, trigger, session_id, job_id, events, tags, created_at) VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO nbook_research_run (seq, id, query, status, trigger, session_id, job_id, events, tags, created_at, retry_of) VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 seq,
                 id,
@@ -275,9 +291,10 @@ pub fn create(board: &Board, new: &NewRun) -> BoardResult<Run> {
                 new.trigger,
                 new.session_id,
                 new.job_id,
-                to_text(&vec![event("created", &format!("query: {query}"))]),
+                to_text(&vec![event("created", &created)]),
                 to_text(&new.tags),
-                now()
+                now(),
+                new.retry_of
             ],
         )?;
         Ok(json!(id))
@@ -402,6 +419,7 @@ mod tests {
             session_id: Some("1".into()),
             job_id: Some("job-1".into()),
             tags: vec!["executor".into()],
+            retry_of: None,
         }
     }
 

@@ -949,12 +949,17 @@ pub fn write_prompt(
 }
 
 /// `fn_task_promote`: release a task from Planning (the hold column) to Drafting. Needs a plan
-/// (`force` waives that, and only that) and every dependency Done.
+/// (`force` waives that, and only that), every dependency Done and, when its workflow has
+/// `requirePlanApproval`, the author's approval (`super::plan_approval`).
 pub fn promote(c: &Connection, id: &str, force: bool, actor: Option<&str>) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
     need_column(c, &t, "fn_task_promote", &[PLANNING])?;
     if !force && (t.prompt.is_none() || t.steps.is_empty()) {
         return Err(BoardError::Unplanned { id: t.id.clone() });
+    }
+    // The author's approval is never waived (`force` waives only the plan check).
+    if t.status != super::plan_approval::APPROVED && super::plan_approval::required(c, &t) {
+        return Err(BoardError::PlanNotApproved { id: t.id.clone() });
     }
     let pending = unmet(c, &t)?;
     if !pending.is_empty() {

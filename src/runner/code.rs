@@ -5,15 +5,19 @@
 //! - `config.source` is the body of an async function of `ctx` (so it may `await` and must
 //!   `return` its result), in strict mode. Plain JavaScript: there is no TypeScript compiler.
 //! - `ctx = {task: {id, title, description, column, status, steps: [{name, status}],
-//!   customFields}, context: {}, artifacts: {read(key)}}`; `artifacts.read("PROMPT.md")` is
+//!   customFields}, context, artifacts: {read(key)}}`; `artifacts.read("PROMPT.md")` is
 //!   the task's plan (or `null`); no other artifact exists yet (`null`). No store, file,
 //!   network or process access: only the language built-ins of [`crate::js::Intrinsics`].
-//! - It returns `undefined` (= `{outcome: "success"}`) or an object `{outcome?, value?}`:
-//!   `outcome` a string of letters, digits and `-` (`"success"`, `"failure"` or any name the
-//!   workflow's edges route as `outcome:<name>`), `value` any JSON value (shown in the task
-//!   log, cut to 200 characters). Fusion's `contextPatch` and `customFields` are refused
-//!   (nbook's board keeps no workflow context, and task fields are written through
-//!   `fn_task_update` with its checks), as is any other key.
+//! - It returns `undefined` (= `{outcome: "success"}`) or an object `{outcome?, value?,
+//!   contextPatch?, customFields?}`: `outcome` a string of letters, digits and `-`
+//!   (`"success"`, `"failure"` or any name the workflow's edges route as `outcome:<name>`),
+//!   `value` any JSON value (shown in the task log, cut to 200 characters), `contextPatch` an
+//!   object merged (key by key, `null` removes) into the walk's context, which the later code
+//!   nodes of the same walk see as `ctx.context` (a walk starts with `{}`: the scheduler walks
+//!   at promotion, after the draft and after an APPROVE, and keeps no context between walks),
+//!   `customFields` an object written to the task's custom fields with `fn_task_update`'s
+//!   checks (the workflow's `fields`; `null` clears one) — one invalid field fails the node
+//!   with the reason and writes none. Any other key is refused.
 //! - Limits: `config.timeoutMs` (1000–300000, default 30000) of wall time for the whole run,
 //!   promise jobs included; 32 MiB of memory; 512 KiB of stack.
 //!
@@ -36,10 +40,14 @@ const GRACE: Duration = Duration::from_secs(2);
 const VALUE_SHOWN: usize = 200;
 
 /// What a code node decided.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct CodeResult {
     pub outcome: String,
     pub value: Option<Value>,
+    /// Merged into the walk's context (`ctx.context` of the later code nodes).
+    pub context_patch: serde_json::Map<String, Value>,
+    /// Written to the task's custom fields (validated; `null` clears).
+    pub custom_fields: std::collections::BTreeMap<String, Value>,
 }
 
 impl CodeResult {
@@ -69,6 +77,22 @@ pub enum CodeError {
     TimedOut { node: String, ms: u64 },
     #[error("code node '{node}' returned {message}")]
     BadResult { node: String, message: String },
+    #[error("code node '{node}' returned customFields the task's workflow refuses: {message}; no field was written")]
+    Fields { node: String, message: String },
+}
+
+/// Merge a code node's `contextPatch` into the walk's `context` (`null` removes a key).
+pub fn merge_context(
+    context: &mut serde_json::Map<String, Value>,
+    patch: &serde_json::Map<String, Value>,
+) {
+    for (k, v) in patch {
+        if v.is_null() {
+            context.remove(k);
+        } else {
+            context.insert(k.clone(), v.clone());
+        }
+    }
 }
 
 /// The `ctx.task` a code node sees.
@@ -84,20 +108,22 @@ pub fn task_input(t: &crate::board::Task) -> Value {
     })
 }
 
-/// Run code node `node` with `source` on `task` (see [`task_input`]); `prompt` is what
-/// `artifacts.read("PROMPT.md")` gives. Blocks the calling thread for at most `timeout_ms`
+/// Run code node `node` with `source` on `task` (see [`task_input`]) and the walk's `context`;
+/// `prompt` is what `artifacts.read("PROMPT.md")` gives. Blocks the calling thread for at most `timeout_ms`
 /// plus a short grace: the sandbox runs on its own thread (QuickJS runtimes stay on theirs).
 pub fn run(
     node: &str,
     source: &str,
     timeout_ms: u64,
     task: &Value,
+    context: &Value,
     prompt: Option<&str>,
 ) -> Result<CodeResult, CodeError> {
     let (tx, rx) = mpsc::channel();
     let limit = Duration::from_millis(timeout_ms);
     let (n, src) = (node.to_string(), source.to_string());
-    let input = json!({"task": task, "artifacts": {"PROMPT.md": prompt}}).to_string();
+    let input =
+        json!({"task": task, "context": context, "artifacts": {"PROMPT.md": prompt}}).to_string();
     std::thread::Builder::new()
         .name("nbook-code-node".into())
         .stack_size(4 << 20)
@@ -126,7 +152,7 @@ const PRELUDE: &str = r#"(function (input) {
   const a = input.artifacts;
   return Object.freeze({
     task: input.task,
-    context: {},
+    context: input.context || {},
     artifacts: Object.freeze({
       read(key) {
         const k = String(key);
@@ -231,25 +257,37 @@ fn shape(v: Value) -> Result<CodeResult, String> {
         Value::Null => {
             return Ok(CodeResult {
                 outcome: "success".into(),
-                value: None,
+                ..CodeResult::default()
             })
         }
         Value::Object(o) => o,
         other => {
             return Err(format!(
-                "{}; it must return an object {{outcome?, value?}} or nothing",
+                "{}; it must return an object {{outcome?, value?, contextPatch?, customFields?}} or nothing",
                 crate::board::snippet(&other.to_string(), 80)
             ))
         }
     };
-    if let Some(k) = obj
-        .keys()
-        .find(|k| !matches!(k.as_str(), "outcome" | "value"))
-    {
+    if let Some(k) = obj.keys().find(|k| {
+        !matches!(
+            k.as_str(),
+            "outcome" | "value" | "contextPatch" | "customFields"
+        )
+    }) {
         return Err(format!(
-            "the key '{k}', which nbook's board does not take (only outcome and value)"
+            "the key '{k}', which nbook's board does not take (only outcome, value, contextPatch and customFields)"
         ));
     }
+    let object = |key: &str| match obj.get(key) {
+        None | Some(Value::Null) => Ok(serde_json::Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(other) => Err(format!(
+            "{key} {}; it must be an object",
+            crate::board::snippet(&other.to_string(), 80)
+        )),
+    };
+    let context_patch = object("contextPatch")?;
+    let custom_fields = object("customFields")?.into_iter().collect();
     let outcome = match obj.get("outcome") {
         None | Some(Value::Null) => "success".to_string(),
         Some(Value::String(s))
@@ -269,6 +307,8 @@ fn shape(v: Value) -> Result<CodeResult, String> {
     Ok(CodeResult {
         outcome,
         value: obj.get("value").cloned().filter(|v| !v.is_null()),
+        context_patch,
+        custom_fields,
     })
 }
 
@@ -288,6 +328,7 @@ mod tests {
             "const n = ctx.task.customFields.wordTarget;\nreturn {outcome: n > 500 ? 'long' : 'short', value: {n, plan: ctx.artifacts.read('PROMPT.md'), other: ctx.artifacts.read('x')}};",
             1000,
             &task(),
+            &json!({}),
             Some("# Plan"),
         )
         .unwrap();
@@ -297,28 +338,37 @@ mod tests {
             r.value,
             Some(json!({"n": 900, "plan": "# Plan", "other": null}))
         );
-        let r = run("noop", "await null;", 1000, &task(), None).unwrap();
+        let r = run("noop", "await null;", 1000, &task(), &json!({}), None).unwrap();
         assert_eq!((r.condition().as_str(), r.value), ("success", None));
     }
 
     #[test]
     fn throwing_looping_and_bad_results_are_errors_with_reasons() {
-        let e = run("t", "\n\nnull.x;", 1000, &task(), None).unwrap_err();
+        let e = run("t", "\n\nnull.x;", 1000, &task(), &json!({}), None).unwrap_err();
         assert!(
             matches!(&e, CodeError::Script { message, .. } if message.contains("TypeError") && message.contains("(line 3)")),
             "{e}"
         );
         let t0 = Instant::now();
-        let e = run("spin", "while (true) {}", 1000, &task(), None).unwrap_err();
+        let e = run("spin", "while (true) {}", 1000, &task(), &json!({}), None).unwrap_err();
         assert!(matches!(e, CodeError::TimedOut { ms: 1000, .. }), "{e}");
         assert!(t0.elapsed() < Duration::from_secs(3));
-        let e = run("jobs", "for (;;) { await null; }", 1000, &task(), None).unwrap_err();
+        let e = run(
+            "jobs",
+            "for (;;) { await null; }",
+            1000,
+            &task(),
+            &json!({}),
+            None,
+        )
+        .unwrap_err();
         assert!(matches!(e, CodeError::TimedOut { .. }), "{e}");
         let e = run(
             "hog",
             "const a = []; for (;;) a.push('x'.repeat(1 << 20));",
             5000,
             &task(),
+            &json!({}),
             None,
         )
         .unwrap_err();
@@ -326,13 +376,41 @@ mod tests {
         for (src, says) in [
             ("return 3;", "must return an object"),
             ("return {outcome: 'no spaces allowed'};", "outcome"),
-            ("return {customFields: {a: 1}};", "customFields"),
+            ("return {other: 1};", "'other'"),
+            ("return {contextPatch: 3};", "contextPatch 3"),
+            ("return {customFields: [1]};", "customFields [1]"),
         ] {
-            let e = run("bad", src, 1000, &task(), None).unwrap_err();
+            let e = run("bad", src, 1000, &task(), &json!({}), None).unwrap_err();
             assert!(
                 matches!(&e, CodeError::BadResult { message, .. } if message.contains(says)),
                 "{src}: {e}"
             );
         }
+    }
+
+    #[test]
+    fn context_patch_and_custom_fields_come_back_and_ctx_context_is_the_walks() {
+        let r = run(
+            "mark",
+            "return {contextPatch: {seen: ctx.context.count + 1, gone: null}, customFields: {wordTarget: 1200, pov: null}};",
+            1000,
+            &task(),
+            &json!({"count": 2}),
+            None,
+        )
+        .unwrap();
+        assert_eq!(r.outcome, "success");
+        assert_eq!(
+            r.context_patch,
+            *json!({"seen": 3, "gone": null}).as_object().unwrap()
+        );
+        assert_eq!(r.custom_fields.get("wordTarget"), Some(&json!(1200)));
+        assert_eq!(r.custom_fields.get("pov"), Some(&Value::Null));
+        let mut context = json!({"count": 2, "gone": true})
+            .as_object()
+            .unwrap()
+            .clone();
+        merge_context(&mut context, &r.context_patch);
+        assert_eq!(Value::Object(context), json!({"count": 2, "seen": 3}));
     }
 }

@@ -41,12 +41,20 @@ fn plan(t: &Task) -> String {
 /// review sent the task back.
 pub fn first_message(role: Role, t: &Task, notes: Option<&str>, comments: &[Steering]) -> String {
     let head = match role {
-        Role::Triage => format!(
-            "Plan task {id} — {title}.\n\nDescription:\n{desc}\n\nCheck for duplicates (fn_task_search), then write the complete PROMPT.md with fn_task_prompt_write. You may ask for a spec review with fn_review_spec before you finish. The scheduler releases the task to Drafting once the plan is saved.",
-            id = t.id,
-            title = t.title,
-            desc = t.description
-        ),
+        Role::Triage => {
+            let mut s = format!(
+                "Plan task {id} — {title}.\n\nDescription:\n{desc}\n\nCheck for duplicates (fn_task_search), then write the complete PROMPT.md with fn_task_prompt_write. You may ask for a spec review with fn_review_spec before you finish. The scheduler releases the task to Drafting once the plan is saved.",
+                id = t.id,
+                title = t.title,
+                desc = t.description
+            );
+            if let Some(n) = notes {
+                s.push_str(&format!(
+                    "\n\nThe plan was sent back to planning. Rework PROMPT.md for this:\n<replan-notes>\n{n}\n</replan-notes>"
+                ));
+            }
+            s
+        }
         Role::Executor => {
             let mut s = format!(
                 "Carry out task {id} — {title}, step by step, in your draft area. Report each step with fn_task_update (Step 0 is the Preflight) and finish with fn_task_done.",

@@ -43,6 +43,17 @@
 //! merger without another review, moving it back sends it to more work; a column's `wip` `limitSetting` (the built-in's
 //! drafting column: `maxParallelSteps`) caps the tasks role sessions work on there at once.
 //!
+//! `requirePlanApproval` parks a planned task in planning (sub-status
+//! `awaiting-plan-approval`, the card's `plan?`) instead of promoting it, until the author
+//! approves the plan or sends it back (`crate::board::plan_approval`).
+//!
+//! `notificationLevel` (`silent` | `errors` | `important` | `all`) decides which of these
+//! changes also mail the author (`notices`: failures are `errors`, decisions waiting for the
+//! author `important`, progress `all`).
+//!
+//! `reflectionEnabled` asks a done task's assigned agent for a post-task reflection
+//! (`reflect`).
+//!
 //! **Pausing.** A task the author pauses (or archives) while a role session works on it has
 //! that session cancelled at the next tick; it keeps its stage, and resuming schedules it.
 //!
@@ -59,7 +70,9 @@
 pub mod code;
 pub mod heartbeat;
 pub mod messages;
+pub mod notices;
 pub mod pick;
+pub mod reflect;
 pub mod route;
 pub mod scheduler_lock;
 
@@ -205,6 +218,8 @@ pub struct Runner {
     problems: Mutex<BTreeMap<String, String>>,
     /// Tasks whose route (with code nodes) is being walked off the tick.
     routing: Mutex<HashSet<String>>,
+    /// Done tasks whose post-task reflection was asked (their log says so).
+    reflected: Mutex<HashSet<String>>,
     /// One tick at a time: two would both see a free slot.
     ticking: Mutex<()>,
     wake: Notify,
@@ -232,6 +247,7 @@ impl Runner {
             active: Mutex::new(BTreeMap::new()),
             problems: Mutex::new(BTreeMap::new()),
             routing: Mutex::new(HashSet::new()),
+            reflected: Mutex::new(HashSet::new()),
             ticking: Mutex::new(()),
             wake: Notify::new(),
             events: broadcast::channel(256).0,
@@ -403,6 +419,9 @@ impl Runner {
                 continue;
             };
             match next {
+                Next::Promote if self.plan_needs_author(t) => {
+                    self.await_plan_approval(t);
+                }
                 Next::Promote => {
                     if self.promote(t) {
                         done.promoted += 1;
@@ -426,7 +445,133 @@ impl Runner {
                 Next::Wait(_) => {}
             }
         }
+        let free = free.saturating_sub(done.started);
+        done.started += self.ask_reflections(&all, &flows, &busy, free);
         done
+    }
+
+    /// Start a post-task reflection session for each done task whose workflow has
+    /// `reflectionEnabled` and that was not asked yet (`reflect`), at most `free` of them.
+    fn ask_reflections(
+        &self,
+        all: &[Task],
+        flows: &pick::Flows,
+        busy: &HashSet<&str>,
+        free: usize,
+    ) -> usize {
+        let mut started = 0;
+        // Each workflow's setting is read once per tick; a task found asked is remembered.
+        let mut enabled: BTreeMap<&str, bool> = BTreeMap::new();
+        for t in all {
+            if started == free {
+                break;
+            }
+            let done_lane = flows
+                .get(&t.workflow_id)
+                .map_or(crate::board::DONE, |f| f.lanes.done.as_str());
+            if t.column != done_lane
+                || busy.contains(t.id.as_str())
+                || lock(&self.reflected).contains(&t.id)
+            {
+                continue;
+            }
+            let on = *enabled
+                .entry(t.workflow_id.as_str())
+                .or_insert_with(|| self.settings(t).bool(reflect::SETTING).unwrap_or(false));
+            if !on {
+                continue;
+            }
+            let asked = self
+                .board
+                .read(|c| tasks::logs_with_outcome(c, &t.id, &[reflect::OUTCOME]))
+                .map(|v| !v.is_empty())
+                .unwrap_or(true);
+            if asked {
+                lock(&self.reflected).insert(t.id.clone());
+                continue;
+            }
+            if self.start_reflection(t) {
+                started += 1;
+            }
+        }
+        started
+    }
+
+    fn start_reflection(&self, t: &Task) -> bool {
+        let (profile, agent) = match self.board.read(|c| Ok(reflect::agent_of(c, t))) {
+            Ok(x) => x,
+            Err(_) => return false,
+        };
+        if let Err(e) = self.host.model_for(&profile) {
+            let mut p = lock(&self.problems);
+            let why = format!("no {profile} session for the post-task reflection: {e}");
+            if p.get(&t.id) != Some(&why) {
+                p.insert(t.id.clone(), why.clone());
+                drop(p);
+                self.emit(RunnerEvent::Problem {
+                    task: t.id.clone(),
+                    message: why,
+                });
+            }
+            return false;
+        }
+        let title = format!("{} · reflection", t.id);
+        let info = match self
+            .engine
+            .create_task_session(None, &profile, &t.id, &title)
+        {
+            Ok(i) => i,
+            Err(e) => {
+                self.emit(RunnerEvent::Problem {
+                    task: t.id.clone(),
+                    message: format!("the reflection session could not be created: {e}"),
+                });
+                return false;
+            }
+        };
+        let mut state = vec![(reflect::SESSION_MARK.to_string(), Value::Bool(true))];
+        if let Some(a) = &agent {
+            state.push((
+                crate::tools::fusion::memory::SESSION_AGENT.to_string(),
+                Value::String(a.clone()),
+            ));
+        }
+        let who = agent.clone().unwrap_or_else(|| profile.clone());
+        let line = format!(
+            "Post-task reflection asked of {who} (session {}, reflectionEnabled)",
+            info.id
+        );
+        let id = t.id.clone();
+        let logged = self.board.commit(|c: &rusqlite::Connection| {
+            tasks::add_log(c, &id, &line, Some(reflect::OUTCOME), Some(ACTOR))
+        });
+        lock(&self.reflected).insert(t.id.clone());
+        if self.engine.set_session_state(&info.id, state).is_err() || logged.is_err() {
+            return false;
+        }
+        self.engine.board_changed(ACTOR);
+        let req = InvokeRequest {
+            caller: None,
+            session_id: info.id.clone(),
+            message: Some(reflect::message(t)),
+            input: None,
+            mode: InvokeMode::Prompt,
+            model: None,
+            origin_call_id: None,
+        };
+        match self.host.submit(req) {
+            Ok(_) => {
+                lock(&self.problems).remove(&t.id);
+                true
+            }
+            Err(e) => {
+                self.emit(RunnerEvent::Problem {
+                    task: t.id.clone(),
+                    message: format!("the reflection session {} could not start: {e}", info.id),
+                });
+                false
+            }
+        }
     }
 
     /// Tick until nothing more happens without the author: no role session runs except those
@@ -499,8 +644,13 @@ impl Runner {
             outcome: Some(outcome),
             actor: ACTOR,
         };
+        let level = self.notice_level(t);
+        // The task moves on: why it got no session before is moot (found again if it holds).
+        lock(&self.problems).remove(&t.id);
         self.commit(t, |c: &rusqlite::Connection| {
-            tasks::set_stage(c, &id, &stage)
+            let out = tasks::set_stage(c, &id, &stage)?;
+            notices::mail(c, level, t, outcome, why)?;
+            Ok(out)
         })
     }
 
@@ -512,6 +662,27 @@ impl Runner {
             PARKED,
             &format!("{why} — the task waits for the author (pause and resume it to retry)"),
             "parked",
+        )
+    }
+
+    /// A planned task whose workflow has `requirePlanApproval` and whose plan the author has
+    /// not approved yet (`crate::board::plan_approval`).
+    fn plan_needs_author(&self, t: &Task) -> bool {
+        t.status != crate::board::plan_approval::APPROVED
+            && self
+                .settings(t)
+                .bool(crate::board::plan_approval::SETTING)
+                .unwrap_or(false)
+    }
+
+    /// Park a planned task in planning until the author approves its plan.
+    fn await_plan_approval(&self, t: &Task) -> bool {
+        self.stage(
+            t,
+            &t.column.clone(),
+            crate::board::plan_approval::AWAITING,
+            "The plan waits for the author's approval (requirePlanApproval): approve it (a on the Board, fn_task_approve_plan) or send it back with a reason (d, fn_task_reject_plan)",
+            "plan-approval",
         )
     }
 
@@ -537,9 +708,7 @@ impl Runner {
     }
 
     fn promote_along(&self, t: &Task, wf: &Workflow) -> bool {
-        let walked = route::walk(wf, WalkFrom::Planning, "success", &mut |n| {
-            self.run_code(t, n)
-        });
+        let walked = self.walk(t, wf, WalkFrom::Planning, "success");
         match walked {
             Ok(Some(r)) if r.target != Target::Drafting => {
                 self.go(t, &Lanes::of(wf), &r, "the plan")
@@ -549,8 +718,11 @@ impl Runner {
                     self.note(t, &r.via.join("; "));
                 }
                 let id = t.id.clone();
+                let level = self.notice_level(t);
                 self.commit(t, |c: &rusqlite::Connection| {
-                    tasks::promote(c, &id, false, Some(ACTOR))
+                    let out = tasks::promote(c, &id, false, Some(ACTOR))?;
+                    notices::mail(c, level, t, "promoted", &out.text)?;
+                    Ok(out)
                 })
             }
             Err(why) => self.park(t, &format!("after the plan, {why}")),
@@ -601,8 +773,31 @@ impl Runner {
         )
     }
 
-    /// Run code node `n` for `t` (its current row, so the code sees what the last session left).
-    fn run_code(&self, t: &Task, n: &IrNode) -> Result<code::CodeResult, code::CodeError> {
+    /// Walk `t`'s workflow from `from` with `condition`; its code nodes share one context
+    /// (each `contextPatch` is merged for the next one's `ctx.context`).
+    fn walk(
+        &self,
+        t: &Task,
+        wf: &Workflow,
+        from: WalkFrom,
+        condition: &str,
+    ) -> Result<Option<Route>, String> {
+        let mut context = serde_json::Map::new();
+        route::walk(wf, from, condition, &mut |n| {
+            self.run_code(t, n, &mut context)
+        })
+    }
+
+    /// Run code node `n` for `t` (its current row, so the code sees what the last session
+    /// left, and the fields an earlier node wrote) with the walk's `context`; then write the
+    /// fields it returned (validated: an invalid one fails the node, none is written) and
+    /// merge its context patch.
+    fn run_code(
+        &self,
+        t: &Task,
+        n: &IrNode,
+        context: &mut serde_json::Map<String, Value>,
+    ) -> Result<code::CodeResult, code::CodeError> {
         let source = n
             .config
             .get("source")
@@ -617,13 +812,36 @@ impl Runner {
             .board
             .read(|c| tasks::require(c, &t.id))
             .unwrap_or_else(|_| t.clone());
-        code::run(
+        let r = code::run(
             &n.id,
             source,
             ms,
             &code::task_input(&now),
+            &Value::Object(context.clone()),
             now.prompt.as_deref(),
-        )
+        )?;
+        if !r.custom_fields.is_empty() {
+            let (id, fields) = (t.id.clone(), r.custom_fields.clone());
+            let update = tasks::Update {
+                custom_fields: Some(fields),
+                actor: Some(ACTOR.to_string()),
+                ..tasks::Update::default()
+            };
+            match self
+                .board
+                .commit(|c: &rusqlite::Connection| tasks::update(c, &id, &update))
+            {
+                Ok(_) => self.engine.board_changed(ACTOR),
+                Err(e) => {
+                    return Err(code::CodeError::Fields {
+                        node: n.id.clone(),
+                        message: e.to_string(),
+                    })
+                }
+            }
+        }
+        code::merge_context(context, &r.context_patch);
+        Ok(r)
     }
 
     /// The workflow `t` runs (`builtin:chapter` when it is gone or unreadable).
@@ -790,6 +1008,16 @@ impl Runner {
             .map(|e| e.action)
     }
 
+    /// Why `t` is planned again: the author's reason for sending the plan back, or the
+    /// RETHINK review's notes — whichever came last.
+    fn replan_notes(&self, t: &Task) -> Option<String> {
+        self.board
+            .read(|c| tasks::logs_with_outcome(c, &t.id, &["rethink", "plan-rejected"]))
+            .ok()?
+            .pop()
+            .map(|e| e.action)
+    }
+
     /// Start the role session `role` for `t`. False when it could not start (the task is
     /// parked with the reason).
     fn start(&self, t: &Task, role: Role) -> bool {
@@ -809,9 +1037,11 @@ impl Runner {
         };
         let sid = info.id.clone();
         let comments = self.take_steering(&t.id, &sid);
-        let notes = (role == Role::Executor && t.status == REVISE)
-            .then(|| self.latest_notes(t))
-            .flatten();
+        let notes = match role {
+            Role::Executor if t.status == REVISE => self.latest_notes(t),
+            Role::Triage if t.status == "needs-replan" => self.replan_notes(t),
+            _ => None,
+        };
         let msg = messages::first_message(role, t, notes.as_deref(), &comments);
         lock(&self.active).insert(
             t.id.clone(),
@@ -896,6 +1126,11 @@ impl Runner {
                     &serde_json::Map::new(),
                 )
             })
+    }
+
+    /// How much of `t`'s board events its workflow mails the author (`notificationLevel`).
+    fn notice_level(&self, t: &Task) -> notices::Level {
+        notices::workflow_level(self.settings(t).str(notices::SETTING))
     }
 
     /// REVISE/RETHINK verdicts before `t` waits for the author: its workflow's
@@ -1033,9 +1268,7 @@ impl Runner {
 
     /// The walk from the drafting node once the executor's `fn_task_done` moved `t` to review.
     fn after_draft(&self, t: &Task, wf: &Workflow, lanes: &Lanes) {
-        match route::walk(wf, WalkFrom::Drafting, "success", &mut |n| {
-            self.run_code(t, n)
-        }) {
+        match self.walk(t, wf, WalkFrom::Drafting, "success") {
             Ok(None) => {}
             Ok(Some(r)) if r.target == Target::Review => {
                 if !r.via.is_empty() {
@@ -1106,9 +1339,7 @@ impl Runner {
         };
         match verdict {
             Verdict::Approve => {
-                let walked = route::walk(wf, WalkFrom::Review, "outcome:approve", &mut |n| {
-                    self.run_code(t, n)
-                });
+                let walked = self.walk(t, wf, WalkFrom::Review, "outcome:approve");
                 let via = match walked {
                     Err(why) => {
                         self.park(

@@ -12,13 +12,18 @@
 //! reviewer; `approved` in the merge lane (the review column in the built-in) → merger. A
 //! column that is no lane is left alone ("no stage for its column").
 //! Never scheduled: a finished task (its workflow's done or archived column), `paused`,
-//! [`PARKED`] (waits for the author), `failed` (blocked by its `blockedBy`), a task with a
+//! [`PARKED`] (waits for the author), a plan waiting for the author's approval
+//! (`crate::board::plan_approval::AWAITING`), `failed` (blocked by its `blockedBy`), a task with a
 //! dependency that is not finished, a task a session already works on.
 //!
 //! **WIP limits.** A column with the `wip` trait whose `limitSetting` names a number setting
 //! holds at most that many tasks a role session works on (the effective value of the task's
 //! workflow; `builtin:chapter`'s drafting column reads `maxParallelSteps`, default 2); a
-//! runnable task over it waits for a free place, it does not take the slot.
+//! runnable task over it waits for a free place, it does not take the slot. With the trait's
+//! `countPending: true` the limit caps the column's occupancy, not only its sessions: tasks
+//! there that wait (paused, parked for the author, blocked, waiting for a dependency) hold a
+//! place too, and a promotion into the column waits while it is full (every task there counts,
+//! started or not). With `countPending` false or absent only tasks a session works on count.
 //! Order of the free slots: priority (urgent first), then the task nearest done (review, then
 //! drafting, then planning: finishing work frees the book sooner), then board order.
 
@@ -69,12 +74,21 @@ pub enum Next {
     Wait(&'static str),
 }
 
+/// One column's `wip` limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wip {
+    /// The most tasks that count there at once.
+    pub limit: usize,
+    /// Waiting tasks count too (the trait's `countPending`).
+    pub count_pending: bool,
+}
+
 /// What the scheduler reads of one workflow: its lanes and its columns' WIP limits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Flow {
     pub lanes: Lanes,
-    /// Column id → the most tasks role sessions may work on there at once.
-    pub wip: HashMap<String, usize>,
+    /// Column id → its WIP limit.
+    pub wip: HashMap<String, Wip>,
 }
 
 impl Flow {
@@ -86,11 +100,18 @@ impl Flow {
             .iter()
             .filter_map(|c| {
                 let t = c.traits.iter().find(|t| t.name == "wip")?;
-                let name = t.config.as_ref()?.get("limitSetting")?.as_str()?;
+                let config = t.config.as_ref()?;
+                let name = config.get("limitSetting")?.as_str()?;
                 let n = settings.u64(name)?;
                 Some((
                     c.id.clone(),
-                    usize::try_from(n.max(1)).unwrap_or(usize::MAX),
+                    Wip {
+                        limit: usize::try_from(n.max(1)).unwrap_or(usize::MAX),
+                        count_pending: config
+                            .get("countPending")
+                            .and_then(serde_json::Value::as_bool)
+                            .unwrap_or(false),
+                    },
                 ))
             })
             .collect();
@@ -124,6 +145,9 @@ pub fn next_for(t: &Task, lanes: &Lanes, done: &HashSet<&str>) -> Next {
     match t.status.as_str() {
         PAUSED => return Next::Wait("paused by the author"),
         PARKED => return Next::Wait("waits for the author"),
+        crate::board::plan_approval::AWAITING => {
+            return Next::Wait("its plan waits for the author's approval")
+        }
         "failed" => return Next::Wait("blocked"),
         _ => {}
     }
@@ -200,18 +224,41 @@ pub fn pick(
             .entry((t.workflow_id.as_str(), t.column.as_str()))
             .or_default() += 1;
     }
+    // Every unfinished task per (workflow, column), for a `countPending` column's promotions.
+    let mut occupied: HashMap<(&str, &str), usize> = HashMap::new();
     let mut promote = Vec::new();
+    let mut promotions: Vec<(&Task, &Flow)> = Vec::new();
     let mut start: Vec<(&Task, Role, &Flow)> = Vec::new();
     for t in tasks {
+        let flow = flow_of(flows, &fallback, t);
+        let key = (t.workflow_id.as_str(), t.column.as_str());
+        if !flow.lanes.finished(&t.column) {
+            *occupied.entry(key).or_default() += 1;
+        }
         if busy.contains(t.id.as_str()) {
             continue;
         }
-        let flow = flow_of(flows, &fallback, t);
+        let counts_waiting = flow.wip.get(&t.column).is_some_and(|w| w.count_pending);
         match next_for(t, &flow.lanes, &done) {
-            Next::Promote => promote.push((t.id.clone(), Next::Promote)),
+            Next::Promote => promotions.push((t, flow)),
             Next::Start(role) => start.push((t, role, flow)),
+            // A waiting task holds its place in a countPending column.
+            Next::Wait(_) if counts_waiting && !flow.lanes.finished(&t.column) => {
+                *working.entry(key).or_default() += 1;
+            }
             Next::Wait(_) => {}
         }
+    }
+    for (t, flow) in promotions {
+        let into = flow.lanes.drafting.as_str();
+        if let Some(w) = flow.wip.get(into).filter(|w| w.count_pending) {
+            let n = occupied.entry((t.workflow_id.as_str(), into)).or_default();
+            if *n >= w.limit {
+                continue;
+            }
+            *n += 1;
+        }
+        promote.push((t.id.clone(), Next::Promote));
     }
     // Stable: board order breaks ties.
     start.sort_by_key(|(t, _, f)| (priority_rank(&t.priority), stage_rank(&f.lanes, &t.column)));
@@ -221,9 +268,9 @@ pub fn pick(
             break;
         }
         let key = (t.workflow_id.as_str(), t.column.as_str());
-        if let Some(&limit) = flow.wip.get(&t.column) {
+        if let Some(w) = flow.wip.get(&t.column) {
             let n = working.entry(key).or_default();
-            if *n >= limit {
+            if *n >= w.limit {
                 continue;
             }
             *n += 1;
@@ -423,5 +470,68 @@ mod tests {
         let tasks = vec![dep, on(task("E", "done", ""), "scenes")];
         let got = pick(&tasks, &flows, &HashSet::new(), 3);
         assert_eq!(got, [("D".to_string(), Next::Start(Role::Executor))]);
+    }
+
+    fn with_count_pending(count_pending: bool, limit: u64) -> Flows {
+        let mut wf = custom();
+        wf.ir.columns[1].traits[0].config =
+            Some(json!({"limitSetting": "maxParallelSteps", "countPending": count_pending}));
+        let settings = crate::board::workflow::settings::resolve(
+            &wf.id,
+            &wf.ir.settings,
+            &serde_json::Map::from_iter([("maxParallelSteps".to_string(), json!(limit))]),
+        );
+        [(wf.id.clone(), Flow::of(&wf, &settings))].into()
+    }
+
+    #[test]
+    fn count_pending_makes_waiting_tasks_hold_their_place_and_holds_promotions() {
+        // Two places in draft: A is paused there, B parked, C and D could start, E is planned.
+        let tasks = vec![
+            on(task("A", "draft", PAUSED), "scenes"),
+            on(task("B", "draft", PARKED), "scenes"),
+            on(task("C", "draft", ""), "scenes"),
+            on(planned(task("E", "outline", "")), "scenes"),
+        ];
+        // countPending false: only sessions count, so C starts and E is promoted.
+        let got = pick(&tasks, &with_count_pending(false, 2), &HashSet::new(), 3);
+        assert_eq!(
+            got,
+            [
+                ("E".to_string(), Next::Promote),
+                ("C".to_string(), Next::Start(Role::Executor)),
+            ]
+        );
+        // countPending true: A and B fill both places — C waits and E stays in outline.
+        let flows = with_count_pending(true, 2);
+        assert_eq!(pick(&tasks, &flows, &HashSet::new(), 3), []);
+        // One place more: C starts (A, B and C fill it); E still waits for a place.
+        let flows = with_count_pending(true, 3);
+        assert_eq!(
+            pick(&tasks, &flows, &HashSet::new(), 3),
+            [("C".to_string(), Next::Start(Role::Executor))]
+        );
+        // Four places: the three there plus E's promotion.
+        let flows = with_count_pending(true, 4);
+        let got = pick(&tasks, &flows, &HashSet::new(), 3);
+        assert_eq!(
+            got,
+            [
+                ("E".to_string(), Next::Promote),
+                ("C".to_string(), Next::Start(Role::Executor)),
+            ]
+        );
+        // A task waiting for its dependency holds a place as well.
+        let mut dep = on(task("F", "draft", ""), "scenes");
+        dep.dependencies = vec!["Z".into()];
+        let tasks = vec![
+            dep,
+            on(task("Z", "outline", "needs-replan"), "scenes"),
+            on(task("G", "draft", ""), "scenes"),
+        ];
+        let got = pick(&tasks, &with_count_pending(true, 1), &HashSet::new(), 3);
+        assert_eq!(got, [("Z".to_string(), Next::Start(Role::Triage))]);
+        let got = pick(&tasks, &with_count_pending(false, 1), &HashSet::new(), 3);
+        assert_eq!(got.len(), 2, "{got:?}");
     }
 }

@@ -216,6 +216,7 @@ mod tests {
                 Ok(CodeResult {
                     outcome: outcome.into(),
                     value: Some(json!(3)),
+                    ..CodeResult::default()
                 })
             })
         };

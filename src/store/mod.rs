@@ -59,6 +59,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/009_agents.sql"),
     include_str!("migrations/010_agent_runs.sql"),
     include_str!("migrations/011_task_repository_scope.sql"),
+    include_str!("migrations/012_research_retry.sql"),
 ];
 
 /// The schema version this build migrates to.

@@ -115,6 +115,8 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::tasks::TaskMove))?;
     registry.register(Arc::new(fusion::tasks::TaskPause))?;
     registry.register(Arc::new(fusion::tasks::TaskSteer))?;
+    registry.register(Arc::new(fusion::tasks::TaskApprovePlan))?;
+    registry.register(Arc::new(fusion::tasks::TaskRejectPlan))?;
     registry.register(Arc::new(fusion::review::ReviewSpec))?;
     registry.register(Arc::new(fusion::docs::TaskDocumentWrite))?;
     registry.register(Arc::new(fusion::docs::TaskDocumentRead))?;
@@ -160,6 +162,7 @@ pub fn register_all(registry: &mut Registry) -> Result<(), RegisterError> {
     registry.register(Arc::new(fusion::research::ResearchList))?;
     registry.register(Arc::new(fusion::research::ResearchGet))?;
     registry.register(Arc::new(fusion::research::ResearchCancel))?;
+    registry.register(Arc::new(fusion::research::ResearchRetry))?;
     registry.register(Arc::new(fusion::evaluations::AgentRate))?;
     registry.register(Arc::new(fusion::evaluations::ReadEvaluations))?;
     registry.register(Arc::new(fusion::evaluations::ReflectOnPerformance))?;

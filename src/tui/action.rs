@@ -114,6 +114,8 @@ commands! {
     BoardGoalNew = "board_goal_new": "Board: create a book goal (you type its title and description; fn_goal_create as you)",
     BoardGoals = "board_goals": "Board: list the goals to archive or unarchive one (fn_goal_archive as you)",
     BoardSteer = "board_steer": "Board: steer the selected task (a comment for its live session, or its next one)",
+    BoardPlanApprove = "board_plan_approve": "Board: approve the selected task's plan when it waits for you at plan? (requirePlanApproval; fn_task_approve_plan as you)",
+    BoardPlanReject = "board_plan_reject": "Board: send the selected task's plan back to planning with a reason when it waits for you at plan? (fn_task_reject_plan as you)",
     BoardRate = "board_rate": "Board: rate the selected task's last run (its last role session), 1–5 with a comment (fn_agent_rate as you)",
     BoardScheduler = "board_scheduler": "Board: stop the scheduler (no new role sessions; running ones finish) or start it again",
     BoardWorkflows = "board_workflows": "Board: the Workflows view — each workflow's columns, nodes and flow as a graph, and its settings (again: back to the board)",

@@ -16,8 +16,12 @@
 //!   instead of the merger; `comment-triggered` only when the reviewer's notes say `@author`.
 //! - ● `maxParallelSteps` (2): the drafting column's `wip` limit (its `limitSetting`): tasks
 //!   role sessions work on there at once.
-//! - `requirePlanApproval` (false), `notificationLevel` (`important`): declared for authors
-//!   and agents to tune; not consumed yet.
+//! - ● `requirePlanApproval` (false): a planned task waits in planning for the author's
+//!   approval (`crate::board::plan_approval`).
+//! - ● `notificationLevel` (`important`): which board events mail the author
+//!   (`crate::runner::notices`).
+//! - ● `reflectionEnabled` (false): a done task's agent is asked for a post-task reflection
+//!   (`crate::runner::reflect`).
 
 use std::sync::LazyLock;
 
@@ -79,6 +83,8 @@ pub static CHAPTER: LazyLock<WorkflowIr> = LazyLock::new(|| {
              "description": "Whether an approved review goes to you before the merger."},
             {"id": "maxParallelSteps", "name": "Parallel drafting tasks", "type": "number", "integer": true, "minimum": 1, "default": 2},
             {"id": "requirePlanApproval", "name": "Approve plans yourself", "type": "boolean", "default": false},
+            {"id": "reflectionEnabled", "name": "Post-task reflections", "type": "boolean", "default": false,
+             "description": "After a task is done its agent reflects on its record (fn_reflect_on_performance, which you approve)."},
             {"id": "notificationLevel", "name": "Notifications", "type": "enum", "default": "important",
              "options": [{"value": "silent", "label": "Silent"}, {"value": "errors", "label": "Errors"}, {"value": "important", "label": "Important"}, {"value": "all", "label": "All"}]}
         ]

@@ -385,7 +385,17 @@ impl ReflectOnPerformance {
             id: format!("refl-{n}"),
             agent_id: agent.clone(),
             timestamp: crate::protocol::now_rfc3339(),
-            trigger: ev::TRIGGER_MANUAL.into(),
+            // A session the scheduler started after the task was done (reflectionEnabled).
+            trigger: if ctx
+                .session_state
+                .get(crate::runner::reflect::SESSION_MARK)
+                .and_then(Value::as_bool)
+                == Some(true)
+            {
+                crate::runner::reflect::TRIGGER.into()
+            } else {
+                ev::TRIGGER_MANUAL.into()
+            },
             task_id: ctx
                 .session_state
                 .get(SESSION_TASK)

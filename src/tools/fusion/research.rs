@@ -19,14 +19,20 @@
 //! agent host to run the synthesis — is refused before the author is asked, and nothing is
 //! written. `fn_research_cancel` is mutating too (notes: Mut yes) and sends nothing: its
 //! preview names the run; a run that ends between preview and approval makes it stale.
-//! `fn_research_retry` is not built.
+//! `fn_research_retry` (Fusion: `network_api` like fn_research_run) is gated as fn_research_run
+//! is: it starts a new run of a failed or cancelled run's query — a new record whose `retryOf`
+//! names the old one, which stays as it ended — and its preview shows the same search
+//! requests and limits, and which run it retries. The retried run ending differently
+//! between preview and approval (it cannot: only pending/running runs change) is no concern;
+//! a pending, running or completed run is refused before the author is asked.
 //!
 //! **Interrupted runs.** Jobs are not resumed across a restart (the job store marks them
 //! `interrupted`); a run whose job is gone is recorded `failed` ("interrupted: …") the next
 //! time fn_research_get, fn_research_list or fn_research_cancel reads it.
 //!
 //! **Errors** are error results with `details.code`: `RESEARCH_RUN_NOT_FOUND`,
-//! `RESEARCH_RUN_FINISHED` (cancelling a run that ended), `RESEARCH_UNAVAILABLE` (no agent host
+//! `RESEARCH_RUN_FINISHED` (cancelling a run that ended), `RESEARCH_RUN_NOT_RETRYABLE`
+//! (retrying a run that is pending, running or completed), `RESEARCH_UNAVAILABLE` (no agent host
 //! or job store: a bare `nbook call`), `RESEARCH_START_FAILED`. A run whose provider fails is
 //! not a tool error: the run is `failed` with its `error`.
 
@@ -60,6 +66,8 @@ pub enum ResearchError {
         "research run {id} is already {status}; only a pending or running run can be cancelled"
     )]
     Finished { id: String, status: &'static str },
+    #[error("research run {id} is {status}; only a failed or cancelled run can be retried")]
+    NotRetryable { id: String, status: &'static str },
     #[error("research runs need {0}; run them from the TUI or `nbook run`, where agents run")]
     Unavailable(&'static str),
     #[error("the research run could not be started: {0}")]
@@ -73,6 +81,7 @@ impl ResearchError {
         match self {
             ResearchError::NotFound { .. } => "RESEARCH_RUN_NOT_FOUND",
             ResearchError::Finished { .. } => "RESEARCH_RUN_FINISHED",
+            ResearchError::NotRetryable { .. } => "RESEARCH_RUN_NOT_RETRYABLE",
             ResearchError::Unavailable(_) => "RESEARCH_UNAVAILABLE",
             ResearchError::Start(_) => "RESEARCH_START_FAILED",
             ResearchError::Store(e) => e.code(),
@@ -85,7 +94,7 @@ impl From<ResearchError> for ToolError {
         let mut details = json!({"code": e.code()});
         match &e {
             ResearchError::NotFound { id } => details["runId"] = json!(id),
-            ResearchError::Finished { id, status } => {
+            ResearchError::Finished { id, status } | ResearchError::NotRetryable { id, status } => {
                 details["runId"] = json!(id);
                 details["status"] = json!(status);
             }
@@ -144,6 +153,9 @@ fn older_than(rfc3339: &str, age: Duration) -> bool {
 /// A run as text for the model: status line, summary, findings with their sources.
 fn run_text(r: &Run) -> String {
     let mut t = format!("Research run {} ({}): {}", r.id, r.status.as_str(), r.query);
+    if let Some(of) = &r.retry_of {
+        t.push_str(&format!("\nA retry of {of}."));
+    }
     if let Some(e) = &r.error {
         t.push_str(&format!("\nError: {e}"));
     }
@@ -211,6 +223,12 @@ fn query_of(a: &RunArgs) -> Result<String, ToolError> {
 /// Refuse, before anything is asked or sent, a run that could not go anywhere.
 fn preconditions(ctx: &ToolCtx, a: &RunArgs) -> Result<(String, Vec<EgressRequest>), ToolError> {
     let q = query_of(a)?;
+    let requests = can_run(ctx, &q)?;
+    Ok((q, requests))
+}
+
+/// The search requests a run of `q` sends, once nothing keeps it from running.
+fn can_run(ctx: &ToolCtx, q: &str) -> Result<Vec<EgressRequest>, ToolError> {
     let services = ctx
         .services
         .as_ref()
@@ -225,8 +243,26 @@ fn preconditions(ctx: &ToolCtx, a: &RunArgs) -> Result<(String, Vec<EgressReques
             ResearchError::Start(format!("the profile {SYNTHESIS_PROFILE} is missing")).into(),
         );
     }
-    let requests = search_requests(&ctx.config, &q, SEARCH_RESULTS)?;
-    Ok((q, requests))
+    search_requests(&ctx.config, q, SEARCH_RESULTS)
+}
+
+/// What the author reads before a run of `q` starts: the search requests and the limits.
+fn run_preview_text(q: &str, requests: &[EgressRequest]) -> String {
+    let mut text = format!("Research: {q}\n\nSearch (the first provider that answers):\n");
+    for r in requests {
+        text.push_str(&format!("  {} {}\n", r.method, display_url(&r.url)));
+        for (k, v) in &r.body {
+            text.push_str(&format!("      {k}: {v}\n"));
+        }
+    }
+    text.push_str(&format!(
+        "\nThen fetch up to {MAX_SOURCES} of the {SEARCH_RESULTS} result pages (GET; their hosts are known only after the search; private addresses are refused), \
+         each within {} s and {FETCH_MAX_BYTES} bytes, and give at most {SOURCE_CHARS} characters of each to a {SYNTHESIS_PROFILE} agent (a model run). \
+         The whole run stops after {} s.\n\nWrites: a new research run record and a background job.",
+        FETCH_TIMEOUT.as_secs(),
+        MAX_DURATION.as_secs()
+    ));
+    text
 }
 
 pub struct ResearchRun;
@@ -246,20 +282,7 @@ impl TypedTool for ResearchRun {
     }
     fn preview(&self, ctx: &ToolCtx, a: &RunArgs, _raw: &Value) -> Result<Preview, ToolError> {
         let (q, requests) = preconditions(ctx, a)?;
-        let mut text = format!("Research: {q}\n\nSearch (the first provider that answers):\n");
-        for r in &requests {
-            text.push_str(&format!("  {} {}\n", r.method, display_url(&r.url)));
-            for (k, v) in &r.body {
-                text.push_str(&format!("      {k}: {v}\n"));
-            }
-        }
-        text.push_str(&format!(
-            "\nThen fetch up to {MAX_SOURCES} of the {SEARCH_RESULTS} result pages (GET; their hosts are known only after the search; private addresses are refused), \
-             each within {} s and {FETCH_MAX_BYTES} bytes, and give at most {SOURCE_CHARS} characters of each to a {SYNTHESIS_PROFILE} agent (a model run). \
-             The whole run stops after {} s.\n\nWrites: a new research run record and a background job.",
-            FETCH_TIMEOUT.as_secs(),
-            MAX_DURATION.as_secs()
-        ));
+        let mut text = run_preview_text(&q, &requests);
         if a.wait_for_completion == Some(true) {
             text.push_str(&format!(
                 "\nThe call waits up to {} ms for the run to end.",
@@ -277,99 +300,112 @@ impl TypedTool for ResearchRun {
     }
     fn run(&self, ctx: &ToolCtx, a: &RunArgs) -> Result<ToolOutput, ToolError> {
         let (query, _) = preconditions(ctx, a)?;
-        let services = ctx
-            .services
-            .clone()
-            .ok_or(ResearchError::Unavailable("the engine's job store"))?;
-        let host = services.host().ok_or(ResearchError::Unavailable(
-            "the agent host (the synthesis is an agent)",
-        ))?;
-        let b = board(ctx);
-        let mut tags = vec![ctx.profile.key.clone()];
-        if let Some(t) = ctx
-            .session_state
-            .get(super::SESSION_TASK)
-            .and_then(Value::as_str)
-        {
-            tags.push(t.to_string());
-        }
-        let run = rr::create(
-            &b,
-            &NewRun {
-                query: query.clone(),
-                trigger: format!("{} (session {})", ctx.profile.key, ctx.session_id),
-                session_id: Some(ctx.session_id.clone()),
-                job_id: None,
-                tags,
-            },
-        )
-        .map_err(ResearchError::from)?;
-        let started = services.jobs().start(JobStart {
-            kind: JobKind::Research,
-            title: format!("research {}: {}", run.id, crate::board::snippet(&query, 60)),
-            // No owner: the result is read with fn_research_get, not delivered as a message.
-            owner_session_id: None,
-            origin_tool_call_id: Some(ctx.call_id.clone()),
-            reference: json!({"researchRunId": run.id, "requestedBy": ctx.session_id}),
-            preview: Some(crate::board::snippet(&query, 120)),
-        });
-        let (job_id, token) = match started {
-            Ok(x) => x,
-            Err(e) => {
-                // The record says why it never ran, rather than staying pending for ever.
-                let why = format!("the job could not be started: {e}");
-                let _ = rr::finish(
-                    &b,
-                    &run.id,
-                    &End::Failed(why.clone()),
-                    &TokenUsage::default(),
-                );
-                return Err(ResearchError::Start(why).into());
-            }
-        };
-        if let Err(e) = rr::set_job(&b, &run.id, &job_id) {
-            let why = format!("the job could not be recorded: {e}");
+        let wait = (a.wait_for_completion == Some(true))
+            .then(|| Duration::from_millis(a.max_wait_ms.unwrap_or(DEFAULT_MAX_WAIT_MS)));
+        start(ctx, query, None, wait)
+    }
+}
+
+/// Record a new run of `query` (a retry of `retry_of`), start its job and answer with its
+/// record — after waiting up to `wait` for it to end.
+fn start(
+    ctx: &ToolCtx,
+    query: String,
+    retry_of: Option<String>,
+    wait: Option<Duration>,
+) -> Result<ToolOutput, ToolError> {
+    let services = ctx
+        .services
+        .clone()
+        .ok_or(ResearchError::Unavailable("the engine's job store"))?;
+    let host = services.host().ok_or(ResearchError::Unavailable(
+        "the agent host (the synthesis is an agent)",
+    ))?;
+    let b = board(ctx);
+    let mut tags = vec![ctx.profile.key.clone()];
+    if let Some(t) = ctx
+        .session_state
+        .get(super::SESSION_TASK)
+        .and_then(Value::as_str)
+    {
+        tags.push(t.to_string());
+    }
+    let run = rr::create(
+        &b,
+        &NewRun {
+            query: query.clone(),
+            trigger: format!("{} (session {})", ctx.profile.key, ctx.session_id),
+            session_id: Some(ctx.session_id.clone()),
+            job_id: None,
+            tags,
+            retry_of,
+        },
+    )
+    .map_err(ResearchError::from)?;
+    let started = services.jobs().start(JobStart {
+        kind: JobKind::Research,
+        title: format!("research {}: {}", run.id, crate::board::snippet(&query, 60)),
+        // No owner: the result is read with fn_research_get, not delivered as a message.
+        owner_session_id: None,
+        origin_tool_call_id: Some(ctx.call_id.clone()),
+        reference: json!({"researchRunId": run.id, "requestedBy": ctx.session_id}),
+        preview: Some(crate::board::snippet(&query, 120)),
+    });
+    let (job_id, token) = match started {
+        Ok(x) => x,
+        Err(e) => {
+            // The record says why it never ran, rather than staying pending for ever.
+            let why = format!("the job could not be started: {e}");
             let _ = rr::finish(
                 &b,
                 &run.id,
                 &End::Failed(why.clone()),
                 &TokenUsage::default(),
             );
-            let _ = services
-                .jobs()
-                .finish(&job_id, Err::<Value, _>(why.clone()));
             return Err(ResearchError::Start(why).into());
         }
-        let job = Job {
-            board: b.clone(),
-            config: ctx.config.clone(),
-            services: services.clone(),
-            host,
-            run_id: run.id.clone(),
-            job_id: job_id.clone(),
-            query,
-            token,
-        };
-        std::thread::spawn(move || job.run());
-        if a.wait_for_completion == Some(true) {
-            let wait = Duration::from_millis(a.max_wait_ms.unwrap_or(DEFAULT_MAX_WAIT_MS));
-            let until = Instant::now() + wait;
-            // The job store is in memory: polling it is cheap. The call's own cancel (its
-            // agent run was stopped) ends the wait, not the run.
-            while Instant::now() < until && !ctx.cancel.is_cancelled() {
-                if services
-                    .jobs()
-                    .get(&job_id)
-                    .is_none_or(|j| j.snapshot.status.is_final())
-                {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        }
-        let now = require(ctx, &run.id)?;
-        Ok(output(&now))
+    };
+    if let Err(e) = rr::set_job(&b, &run.id, &job_id) {
+        let why = format!("the job could not be recorded: {e}");
+        let _ = rr::finish(
+            &b,
+            &run.id,
+            &End::Failed(why.clone()),
+            &TokenUsage::default(),
+        );
+        let _ = services
+            .jobs()
+            .finish(&job_id, Err::<Value, _>(why.clone()));
+        return Err(ResearchError::Start(why).into());
     }
+    let job = Job {
+        board: b.clone(),
+        config: ctx.config.clone(),
+        services: services.clone(),
+        host,
+        run_id: run.id.clone(),
+        job_id: job_id.clone(),
+        query,
+        token,
+    };
+    std::thread::spawn(move || job.run());
+    if let Some(wait) = wait {
+        let until = Instant::now() + wait;
+        // The job store is in memory: polling it is cheap. The call's own cancel (its
+        // agent run was stopped) ends the wait, not the run.
+        while Instant::now() < until && !ctx.cancel.is_cancelled() {
+            if services
+                .jobs()
+                .get(&job_id)
+                .is_none_or(|j| j.snapshot.status.is_final())
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let now = require(ctx, &run.id)?;
+    Ok(output(&now))
 }
 
 // ---- fn_research_list ----
@@ -541,5 +577,62 @@ impl TypedTool for ResearchCancel {
         }
         let now = require(ctx, &r.id)?;
         Ok(output(&now))
+    }
+}
+
+// ---- fn_research_retry ----
+
+pub struct ResearchRetry;
+
+/// The run to retry, if it can be retried, and what a new run of its query sends.
+fn retryable(ctx: &ToolCtx, id: &str) -> Result<(Run, Vec<EgressRequest>), ToolError> {
+    let r = require(ctx, id)?;
+    if !r.retryable() {
+        return Err(ResearchError::NotRetryable {
+            id: r.id,
+            status: r.status.as_str(),
+        }
+        .into());
+    }
+    let requests = can_run(ctx, &r.query)?;
+    Ok((r, requests))
+}
+
+impl TypedTool for ResearchRetry {
+    type Args = IdArgs;
+    const NAME: &'static str = "fn_research_retry";
+    const GROUP: &'static str = "research";
+    const DESCRIPTION: &'static str = "Retry a failed or cancelled research run: its query runs again as a new run (a new id, retryOf naming the old run, which stays as it ended), approved like fn_research_run. details as fn_research_run's plus retryOf. A pending, running or completed run is RESEARCH_RUN_NOT_RETRYABLE, an unknown id RESEARCH_RUN_NOT_FOUND; nothing changes then.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: Effects = {
+        use crate::engine::tool::Domain::*;
+        Effects::touches(&[Network, Board, Jobs, Agents]).egress()
+    };
+    fn egress(&self, ctx: &ToolCtx, a: &IdArgs) -> Result<Vec<EgressRequest>, ToolError> {
+        retryable(ctx, &a.id).map(|(_, r)| r)
+    }
+    fn preview(&self, ctx: &ToolCtx, a: &IdArgs, _raw: &Value) -> Result<Preview, ToolError> {
+        let (r, requests) = retryable(ctx, &a.id)?;
+        let why = r.error.as_deref().unwrap_or(r.status.as_str());
+        let text = format!(
+            "Retry of research run {} ({}: {})\n\n{}",
+            r.id,
+            r.status.as_str(),
+            crate::board::snippet(why, 200),
+            run_preview_text(&r.query, &requests)
+        );
+        Ok(Preview {
+            summary: format!(
+                "fn_research_retry: research {:?} again (retry of {})",
+                crate::board::snippet(&r.query, 60),
+                r.id
+            ),
+            body: PreviewBody::Text { text },
+            targets: Vec::new(),
+        })
+    }
+    fn run(&self, ctx: &ToolCtx, a: &IdArgs) -> Result<ToolOutput, ToolError> {
+        let (r, _) = retryable(ctx, &a.id)?;
+        start(ctx, r.query, Some(r.id), None)
     }
 }

@@ -1,6 +1,7 @@
 //! Task tools: `fn_task_create`, `fn_task_list`, `fn_task_search`, `fn_task_show`,
 //! `fn_task_update`, `fn_task_add_dep`, `fn_task_done`, `fn_task_log`, `fn_task_logs_read`,
-//! `fn_task_prompt_write`, `fn_task_promote`, `fn_task_file_scope_add`. Names, parameters and
+//! `fn_task_prompt_write`, `fn_task_promote`, `fn_task_file_scope_add`; the author's `fn_task_move`,
+//! `fn_task_pause`, `fn_task_steer`, `fn_task_approve_plan`, `fn_task_reject_plan`. Names, parameters and
 //! behaviour follow seeds/fusion-engine-tools.txt and reference/fusion-notes.md; the column
 //! rules are `crate::board::tasks`'s.
 
@@ -615,5 +616,48 @@ impl TaskSteer {
     }
     fn op(c: &Connection, a: &SteerArgs, t: &str, who: &str) -> BoardResult<Outcome> {
         crate::board::steering::add(c, t, &a.text, who)
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovePlanArgs {
+    /// The task whose plan waits for approval (sub-status awaiting-plan-approval), e.g. NB-001.
+    #[schemars(length(min = 1, max = 64))]
+    pub task_id: String,
+}
+
+write_tool!(TaskApprovePlan, "fn_task_approve_plan", ApprovePlanArgs, WRITES,
+    "The author's approval of a task's plan when its workflow has requirePlanApproval (`a` on the Board): the task, parked in planning at sub-status awaiting-plan-approval, becomes plan-approved and the scheduler releases it to drafting. A task with no plan waiting (PLAN_NOT_AWAITING_APPROVAL), out of planning (TASK_WRONG_COLUMN) or unknown (TASK_NOT_FOUND) is an error result; nothing changes. Given only to the author.");
+
+impl TaskApprovePlan {
+    fn task(_: &ToolCtx, a: &ApprovePlanArgs) -> Result<String, ToolError> {
+        Ok(a.task_id.trim().to_string())
+    }
+    fn op(c: &Connection, _: &ApprovePlanArgs, t: &str, who: &str) -> BoardResult<Outcome> {
+        crate::board::plan_approval::approve(c, t, Some(who))
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RejectPlanArgs {
+    /// The task whose plan waits for approval, e.g. NB-001.
+    #[schemars(length(min = 1, max = 64))]
+    pub task_id: String,
+    /// What the plan must change; the next triage session reads it.
+    #[schemars(length(min = 1, max = 2000))]
+    pub reason: String,
+}
+
+write_tool!(TaskRejectPlan, "fn_task_reject_plan", RejectPlanArgs, WRITES,
+    "The author sends a task's plan back to planning (`d` on the Board) when its workflow has requirePlanApproval: the task, parked at awaiting-plan-approval, becomes needs-replan and the next triage session gets the reason as its notes. An empty reason (INVALID_ARGUMENT), a task with no plan waiting (PLAN_NOT_AWAITING_APPROVAL), out of planning (TASK_WRONG_COLUMN) or unknown (TASK_NOT_FOUND) is an error result; nothing changes. Given only to the author.");
+
+impl TaskRejectPlan {
+    fn task(_: &ToolCtx, a: &RejectPlanArgs) -> Result<String, ToolError> {
+        Ok(a.task_id.trim().to_string())
+    }
+    fn op(c: &Connection, a: &RejectPlanArgs, t: &str, who: &str) -> BoardResult<Outcome> {
+        crate::board::plan_approval::reject(c, t, &a.reason, Some(who))
     }
 }

@@ -53,7 +53,9 @@ fn cards_by_column(b: &BoardState) -> Vec<Vec<(usize, usize)>> {
 fn card_head(app: &AppState, t: &Task) -> String {
     let (done, total) = t.progress();
     let mut s = format!("{} {done}/{total}", t.id);
-    if !t.status.is_empty() {
+    if t.status == crate::board::plan_approval::AWAITING {
+        s.push_str(&format!(" {}", crate::board::plan_approval::CARD_LABEL));
+    } else if !t.status.is_empty() {
         s.push_str(&format!(" {}", t.status));
     }
     if let Some(a) = crate::board::assign::assignee(t) {
@@ -106,7 +108,7 @@ pub fn draw(app: &AppState, area: Rect, buf: &mut Buffer) {
             let y = 1 + 2 * k as u16;
             let status_style = match t.status.as_str() {
                 "failed" => th.status_error,
-                PAUSED => th.tool_wait,
+                PAUSED | crate::board::plan_approval::AWAITING => th.tool_wait,
                 _ => th.meta,
             };
             let mut head = Line::from(Span::styled(

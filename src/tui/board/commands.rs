@@ -53,8 +53,15 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
     let card = task.is_some();
     let live = task.is_some_and(|t| !matches!(t.column.as_str(), "done" | "archived"));
     let archivable = task.is_some_and(|t| t.column != "archived");
+    let plan = task.is_some_and(|t| t.status == crate::board::plan_approval::AWAITING);
     let c = |cmd, label| PaneCommand::new(cmd, Context::Board, label);
     vec![
+        c(Command::BoardPlanApprove, "approve plan")
+            .available(plan)
+            .hint(),
+        c(Command::BoardPlanReject, "send plan back")
+            .available(plan)
+            .hint(),
         c(Command::Expand, "open").available(card).hint(),
         c(Command::Collapse, "close").available(b.detail.is_some()),
         c(Command::BoardNew, "new task").hint(),

@@ -27,6 +27,10 @@ pub enum BoardWrite {
     GoalArchive { goal: String, archived: bool },
     /// `s`: a steering comment for the task's agent.
     Steer { task: String, text: String },
+    /// `a`: approve the task's plan (it waits at `plan?`).
+    ApprovePlan { task: String },
+    /// `d`: send the task's plan back to planning, saying why.
+    RejectPlan { task: String, reason: String },
     /// `e` in the Workflows view: setting values (`null` clears).
     WorkflowSettings { workflow: String, values: Value },
     /// `r` in the Inbox: the author's reply to mail `mail`.
@@ -67,6 +71,11 @@ impl BoardWrite {
             BoardWrite::Steer { task, text } => {
                 ("fn_task_steer", json!({"task_id": task, "text": text}))
             }
+            BoardWrite::ApprovePlan { task } => ("fn_task_approve_plan", json!({"task_id": task})),
+            BoardWrite::RejectPlan { task, reason } => (
+                "fn_task_reject_plan",
+                json!({"task_id": task, "reason": reason}),
+            ),
             BoardWrite::WorkflowSettings { workflow, values } => (
                 "fn_workflow_settings",
                 json!({"action": "set", "workflow_id": workflow, "values": values}),

@@ -1,5 +1,6 @@
 //! The Board pane's prompts: `n` asks for the new task's description (its first line becomes
-//! the title); `s` asks for a steering comment for the selected task. Empty text keeps the
+//! the title); `s` asks for a steering comment for the selected task; `d` asks why a plan
+//! waiting for approval goes back to planning. Empty text keeps the
 //! prompt open and says what to type. Keys reach them through the `[input]` section (Enter
 //! sends, Esc cancels). The goal form and the goal
 //! list (`o`, `O`) are `super::goals`'.
@@ -34,6 +35,12 @@ pub enum BoardOverlay {
         input: TextArea<'static>,
         error: Option<String>,
     },
+    /// `d`: why the task's plan goes back to planning.
+    RejectPlan {
+        task: String,
+        input: TextArea<'static>,
+        error: Option<String>,
+    },
     /// `e` in the Workflows view: `id = value` for the workflow's settings.
     Setting {
         workflow: String,
@@ -63,6 +70,7 @@ impl BoardOverlay {
             BoardOverlay::Goals { .. } => "board_goals",
             BoardOverlay::Agents { .. } => "board_agents",
             BoardOverlay::Steer { .. } => "board_steer",
+            BoardOverlay::RejectPlan { .. } => "board_plan_reject",
             BoardOverlay::Setting { .. } => "board_workflow_setting",
             BoardOverlay::Reply { .. } => "inbox_reply",
             BoardOverlay::Mail(f) => match f.kind {
@@ -77,6 +85,7 @@ impl BoardOverlay {
         match self {
             BoardOverlay::New { input, .. }
             | BoardOverlay::Steer { input, .. }
+            | BoardOverlay::RejectPlan { input, .. }
             | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Mail(f) => Some(&f.content),
@@ -90,6 +99,7 @@ impl BoardOverlay {
         match self {
             BoardOverlay::New { input, .. }
             | BoardOverlay::Steer { input, .. }
+            | BoardOverlay::RejectPlan { input, .. }
             | BoardOverlay::Setting { input, .. } => Some(input),
             BoardOverlay::Reply { input, .. } => Some(input),
             BoardOverlay::Mail(f) => Some(&mut f.content),
@@ -123,6 +133,28 @@ impl AppState {
         self.overlay = Some(Overlay::Board(Box::new(BoardOverlay::Steer {
             task,
             input: single_line("e.g. Keep the storm for the last scene"),
+            error: None,
+        })));
+    }
+
+    /// `d`: the reason prompt for sending the selected task's plan back (it waits at `plan?`).
+    pub(crate) fn board_open_plan_reject(&mut self) {
+        let Some(t) = self.board.selected_task() else {
+            self.info("No task selected: d sends back a plan that waits for you (plan?).");
+            return;
+        };
+        if t.status != crate::board::plan_approval::AWAITING {
+            let msg = format!(
+                "{}'s plan does not wait for your approval (only a card at plan? does).",
+                t.id
+            );
+            self.info(msg);
+            return;
+        }
+        let task = t.id.clone();
+        self.overlay = Some(Overlay::Board(Box::new(BoardOverlay::RejectPlan {
+            task,
+            input: single_line("e.g. Split step 2 into two scenes"),
             error: None,
         })));
     }
@@ -169,6 +201,29 @@ impl AppState {
                 _ => Vec::new(),
             };
         }
+        if let BoardOverlay::RejectPlan { task, input, error } = o.as_mut() {
+            return match cmd {
+                Command::Accept | Command::Submit => {
+                    let reason = text_of(input).trim().to_string();
+                    if reason.is_empty() {
+                        *error = Some(
+                            "Say what the plan must change, e.g. \"Split step 2 into two scenes\"."
+                                .into(),
+                        );
+                        return Vec::new();
+                    }
+                    let task = task.clone();
+                    self.overlay = None;
+                    self.board_write(BoardWrite::RejectPlan { task, reason })
+                }
+                Command::Cancel => {
+                    self.overlay = None;
+                    self.info("The plan still waits for you: nothing was sent back.");
+                    Vec::new()
+                }
+                _ => Vec::new(),
+            };
+        }
         if let BoardOverlay::Steer { task, input, error } = o.as_mut() {
             return match cmd {
                 Command::Accept | Command::Submit => {
@@ -199,6 +254,7 @@ impl AppState {
             BoardOverlay::Goals { .. } => return self.goal_list_command(cmd),
             BoardOverlay::Agents { .. } => return self.agent_list_command(cmd),
             BoardOverlay::Steer { .. }
+            | BoardOverlay::RejectPlan { .. }
             | BoardOverlay::Setting { .. }
             | BoardOverlay::Mail(_)
             | BoardOverlay::Reply { .. } => return Vec::new(),
@@ -234,6 +290,7 @@ impl AppState {
                 BoardOverlay::Mail(f) => f.error = None,
                 BoardOverlay::Goals { .. } | BoardOverlay::Agents { .. } => {}
                 BoardOverlay::Steer { error, .. }
+                | BoardOverlay::RejectPlan { error, .. }
                 | BoardOverlay::Setting { error, .. }
                 | BoardOverlay::Reply { error, .. } => *error = None,
             }

@@ -99,6 +99,11 @@ impl AppState {
                 self.rate_open_task();
                 return Vec::new();
             }
+            Command::BoardPlanApprove => return self.board_plan_approve(),
+            Command::BoardPlanReject => {
+                self.board_open_plan_reject();
+                return Vec::new();
+            }
             Command::BoardScheduler => return self.board_toggle_scheduler(),
             Command::BoardArtifacts => return self.artifacts_toggle(),
             Command::BoardWorkflows => return self.workflows_toggle(),
@@ -195,6 +200,24 @@ impl AppState {
         let paused = t.status != crate::engine::read::PAUSED;
         let task = t.id.clone();
         self.board_write(BoardWrite::Pause { task, paused })
+    }
+
+    /// `a`: approve the selected task's plan (it waits at `plan?`).
+    fn board_plan_approve(&mut self) -> Vec<Effect> {
+        let Some(t) = self.board.selected_task() else {
+            self.info("No task selected: a approves a plan that waits for you (plan?).");
+            return Vec::new();
+        };
+        if t.status != crate::board::plan_approval::AWAITING {
+            let msg = format!(
+                "{}'s plan does not wait for your approval (only a card at plan? does).",
+                t.id
+            );
+            self.info(msg);
+            return Vec::new();
+        }
+        let task = t.id.clone();
+        self.board_write(BoardWrite::ApprovePlan { task })
     }
 
     fn board_toggle_scheduler(&mut self) -> Vec<Effect> {

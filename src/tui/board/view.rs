@@ -138,6 +138,17 @@ fn scheduler_line(app: &AppState) -> Option<Line<'static>> {
     Some(Line::from(spans))
 }
 
+/// The line that says a task's plan waits for the author, and the keys that decide it.
+fn plan_waits(app: &AppState, t: &Task) -> Option<String> {
+    (t.status == crate::board::plan_approval::AWAITING).then(|| {
+        format!(
+            "The plan waits for your approval (requirePlanApproval): {} approves it, {} sends it back to planning with a reason.",
+            key(app, Command::BoardPlanApprove),
+            key(app, Command::BoardPlanReject)
+        )
+    })
+}
+
 /// What the scheduler says about task `id`: the session working on it, or why it gets none.
 fn scheduler_facts(app: &AppState, id: &str) -> Vec<(String, bool)> {
     let Some(s) = app.board.scheduler.as_ref() else {
@@ -209,7 +220,9 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
     let th = &app.theme;
     let (done, total) = t.progress();
     let mut tail = format!(" {done}/{total}");
-    if !t.status.is_empty() {
+    if t.status == crate::board::plan_approval::AWAITING {
+        tail.push_str(&format!(" {}", crate::board::plan_approval::CARD_LABEL));
+    } else if !t.status.is_empty() {
         tail.push_str(&format!(" {}", t.status));
     }
     if let Some(a) = t.custom_fields.get("assignee").and_then(|v| v.as_str()) {
@@ -227,7 +240,7 @@ pub fn card_line(app: &AppState, t: &Task, width: usize) -> Line<'static> {
     let title = fit_width(&t.title, width.saturating_sub(fixed).max(1), Cut::End);
     let status_style = match t.status.as_str() {
         "failed" => th.status_error,
-        PAUSED => th.tool_wait,
+        PAUSED | crate::board::plan_approval::AWAITING => th.tool_wait,
         _ => th.dim,
     };
     let mut spans = vec![
@@ -391,6 +404,9 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
             for (line, bad) in scheduler_facts(app, &t.id) {
                 out.push(text(line, if bad { th.status_error } else { th.tool_wait }));
             }
+            if let Some(line) = plan_waits(app, t) {
+                out.push(text(line, th.tool_wait));
+            }
             out.push(text(String::new(), th.text));
             out.push(text("Steps".into(), th.heading2));
             if t.steps.is_empty() {
@@ -479,6 +495,9 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
             out.push(text(facts(app, task), th.dim));
             for (line, bad) in scheduler_facts(app, &task.id) {
                 out.push(text(line, if bad { th.status_error } else { th.tool_wait }));
+            }
+            if let Some(line) = plan_waits(app, task) {
+                out.push(text(line, th.tool_wait));
             }
             out.push(text(String::new(), th.text));
             out.push(text(task.description.clone(), th.text));
@@ -686,6 +705,12 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
         BoardOverlay::New { input, error } => (
             "New task".to_string(),
             "What is the task for? (its first line becomes the title)".to_string(),
+            input,
+            error,
+        ),
+        BoardOverlay::RejectPlan { task, input, error } => (
+            format!("Send back the plan of {task}"),
+            "What must the plan change? The task goes back to planning and its next triage session reads this.".to_string(),
             input,
             error,
         ),
