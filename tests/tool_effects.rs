@@ -127,6 +127,12 @@ fn every_tool_declares_effects_the_engine_can_act_on() {
         .collect();
     assert_eq!(
         egress,
-        vec!["fn_research_run", "fn_web_fetch", "web_fetch", "web_search"]
+        vec![
+            "fn_research_retry",
+            "fn_research_run",
+            "fn_web_fetch",
+            "web_fetch",
+            "web_search"
+        ]
     );
 }

@@ -260,14 +260,15 @@ async fn new_session_composer_prompt_and_cancel_through_the_host() {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     let exec = Executor::new(engine.clone(), tx).with_host(Some(host.clone()));
 
-    // The new-session form: writer, model m1, a title.
+    // The new-session form: writer, model m1, a title. Two effects: the form's read of the
+    // durable agents it lists after the profiles, and the session's creation.
     assert_eq!(
         run_keys(
             &mut app,
             &exec,
             "4 n w r <Tab> <Down> <Tab> S h o r t <Enter>"
         ),
-        1
+        2
     );
     pump(&mut app, &exec, &mut rx, |a| {
         matches!(a, Action::SessionCreated(_))

@@ -164,7 +164,7 @@ pub fn last(c: &Connection, agent_id: &str) -> BoardResult<Option<AgentRun>> {
 }
 
 /// The sessions of `agent_id`'s heartbeat runs that are over (any status but running): such
-/// a session is not the agent's live session any more (`crate::engine::mail::live_session_of`).
+/// a session is not the agent's live session any more (the engine's `mail::live_session_of`).
 pub fn ended_sessions(c: &Connection, agent_id: &str) -> BoardResult<BTreeSet<String>> {
     let mut st = c.prepare_cached(
         "SELECT session_id FROM nbook_agent_run WHERE agent_id = ?1 AND status <> 'running' AND session_id IS NOT NULL",

@@ -182,7 +182,7 @@ impl Workspace {
     }
 
     /// Reach the folder `dir` as `workspace/<name>/…` (a task's draft area in another book of
-    /// its series: `crate::engine::draft_route`).
+    /// its series; the engine's draft routing attaches it).
     pub(crate) fn attach_sibling(&mut self, name: &str, dir: Arc<RootDir>) {
         self.siblings.insert(name.to_string(), dir);
     }
