@@ -479,13 +479,16 @@ pub fn draw_form(app: &AppState, f: &RoomForm, area: Rect, buf: &mut Buffer) {
                 .saturating_sub(list_h - 1)
                 .min(rows.len().saturating_sub(list_h));
             for (i, c) in rows.iter().enumerate().skip(start).take(list_h) {
-                let box_ = if f.member_already(&c.id) {
-                    "  [=] "
+                // The cursor is marked in text too, so it shows without colours.
+                let here = if i == f.cursor && on { " ›" } else { "  " };
+                let state = if f.member_already(&c.id) {
+                    "[=] "
                 } else if f.picked.contains(&c.id) {
-                    "  [x] "
+                    "[x] "
                 } else {
-                    "  [ ] "
+                    "[ ] "
                 };
+                let box_ = format!("{here}{state}");
                 let mut l = Line::from(vec![
                     Span::styled(box_, t.key_hint),
                     Span::styled(c.id.clone(), t.text),
