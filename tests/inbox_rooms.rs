@@ -212,12 +212,18 @@ fn n_makes_a_room_with_the_chosen_members_and_p_offers_it() {
         want.sort();
         assert_eq!(members(&b, "room-001"), want.join(" "));
         let s = screen(&mut a, w, h);
-        assert!(s.contains("# Continuity desk ("), "the Inbox lists the room: {s}");
+        assert!(
+            s.contains("# Continuity desk ("),
+            "the Inbox lists the room: {s}"
+        );
         insta::assert_snapshot!(format!("inbox_with_room_{w}x{h}"), s);
         // The room-post form offers it, and the post shows under the mail.
         keys(&b, &mut a, "p");
         let s = screen(&mut a, w, h);
-        assert!(s.contains("Post in a room") && s.contains("Continuity desk"), "{s}");
+        assert!(
+            s.contains("Post in a room") && s.contains("Continuity desk"),
+            "{s}"
+        );
         paste(&b, &mut a, "Chapter 12 is in review.");
         keys(&b, &mut a, "<Enter>");
         assert!(a.overlay.is_none());
@@ -269,7 +275,10 @@ fn the_new_room_form_shows_refusals_and_creates_nothing() {
     assert!(r.ok, "{}", r.content);
     keys(&b, &mut a, "<Enter>");
     let err = form(&a).error.clone().expect("the engine refused it");
-    assert!(err.starts_with("Not created:") && err.contains(&owl), "{err}");
+    assert!(
+        err.starts_with("Not created:") && err.contains(&owl),
+        "{err}"
+    );
     insta::assert_snapshot!("inbox_room_new_unknown_member_80x24", screen(&mut a, w, h));
     assert_eq!(counts(&b), (1, 0), "nothing was created");
     keys(&b, &mut a, "<Esc>");

@@ -7,7 +7,8 @@
 //! author's `fn_send_message` with `reply_to_message_id`: it reaches the agent as its
 //! response mode says — at once, or at its next heartbeat); on an approval mail `a` jumps to
 //! the Approvals pane; `c` writes a new message and `p` posts in a chat room
-//! (`super::compose`). What the author sent is listed too (`→ agent-001`), so a message is
+//! (`super::compose`); `N` makes a chat room and `A` adds members to one (`super::rooms`).
+//! Under the mail, one line per active room: its name, members and newest post. What the author sent is listed too (`→ agent-001`), so a message is
 //! followed in its thread. The pane title shows how many mails are unread.
 //!
 //! Reads go through the engine's read model in the Board's blocking jobs (tagged so a stale
