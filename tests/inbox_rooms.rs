@@ -142,7 +142,7 @@ fn an_agent_cannot_make_a_room_and_is_told_where_the_author_does() {
     let r = rt().block_on(e.call(&s.id, call, approve));
     assert!(!r.ok, "an agent's room is refused");
     assert!(
-        r.content.contains("Inbox") && r.content.contains('N'),
+        r.content.contains("in the Inbox") && r.content.contains("N a new room"),
         "the refusal says where the author makes rooms: {}",
         r.content
     );
