@@ -3,7 +3,8 @@
 //! in the TUI `6` `I` `c` opens the form, the agent is chosen, the text typed, Enter sends it
 //! as the author, and the Inbox shows the sent message (`→ agent-001`) with its detail; the
 //! stored message is read back headless (on-heartbeat: it waits unread, `wakeRecipient`
-//! false). Every wait polls the screen with a generous timeout (a loaded 2-core machine).
+//! false). Then `N` makes a chat room (a name with a space, the agent picked with Space),
+//! the Inbox lists it, `p` posts in it and the post shows as the room's newest. Every wait polls the screen with a generous timeout (a loaded 2-core machine).
 //!
 //! Needs tmux. Without it the test is skipped with a message, except under CI (`CI` set),
 //! where a missing tmux is a failure.
@@ -115,5 +116,42 @@ fn compose_a_message_to_a_durable_agent_and_see_it_in_the_inbox() {
     );
     let meta: serde_json::Value = serde_json::from_str(&meta).unwrap();
     assert_eq!(meta["wakeRecipient"], false, "{meta}");
+
+    // A chat room: `N`, its name (with a space), Tab to the members, Space picks the first.
+    t.keys(&["N"]);
+    t.wait_for("the new-room form with its members", long, |s| {
+        s.contains("New chat room") && s.contains("[ ] agent-001")
+    });
+    t.type_text("Night desk");
+    t.wait_for("the name", long, |s| s.contains("Night desk"));
+    t.keys(&["Tab"]);
+    t.keys(&["Space"]);
+    t.wait_for("the member picked", long, |s| s.contains("[x] agent-001"));
+    t.keys(&["Enter"]);
+    t.wait_for("the room under the mail", long, |s| {
+        !s.contains("New chat room") && s.contains("# Night desk (agent-001)")
+    });
+    // `p` offers it; the post shows as the room's newest.
+    t.keys(&["p"]);
+    t.wait_for("the room-post form", long, |s| {
+        s.contains("Post in a room") && s.contains("Night desk")
+    });
+    t.type_text("Fog");
+    t.wait_for("the post's text", long, |s| s.contains("Fog"));
+    t.keys(&["Enter"]);
+    t.wait_for("the post under the mail", long, |s| {
+        s.contains("# Night desk (agent-001) · you: Fog")
+    });
+    let (room, member): (String, String) = c
+        .query_row(
+            "SELECT r.name, m.agent_id FROM nbook_board_room r JOIN nbook_board_room_member m ON m.room_id = r.id",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        (room.as_str(), member.as_str()),
+        ("Night desk", "agent-001")
+    );
     t.keys(&["q"]);
 }

@@ -69,6 +69,8 @@ pub struct Inbox {
     pub mail: Vec<Message>,
     pub unread: usize,
     pub rooms: Vec<Room>,
+    /// The newest post of each room that has one, by room id (the Inbox's room lines).
+    pub room_latest: std::collections::BTreeMap<String, crate::board::mailbox::RoomPost>,
     /// The response mode of each agent the mail names that has one configured (durable
     /// agents); any other agent is `immediate`. Read with [`Inbox::response_mode`].
     pub response_modes: std::collections::BTreeMap<String, ResponseMode>,
@@ -267,10 +269,18 @@ impl ReadModel {
                     response_modes.insert(id.clone(), response_mode(c, id)?);
                 }
             }
+            let rooms = crate::board::mailbox::rooms(c)?;
+            let mut room_latest = std::collections::BTreeMap::new();
+            for r in rooms.iter().filter(|r| r.status == "active") {
+                if let Some(p) = crate::board::mailbox::room_posts(c, &r.id, 1)?.pop() {
+                    room_latest.insert(r.id.clone(), p);
+                }
+            }
             Ok(Inbox {
                 mail,
                 unread: crate::board::mailbox::unread_count(c, USER_ID)?,
-                rooms: crate::board::mailbox::rooms(c)?,
+                rooms,
+                room_latest,
                 response_modes,
             })
         })?;

@@ -126,6 +126,8 @@ commands! {
     InboxApprovals = "inbox_approvals": "Inbox: from an approval mail, jump to the Approvals pane",
     InboxCompose = "inbox_compose": "Inbox: a new message to a durable agent, a profile agent or a session (at once, or at its next heartbeat)",
     InboxRoomPost = "inbox_room_post": "Inbox: post in a chat room",
+    InboxRoomNew = "inbox_room_new": "Inbox: a new chat room — its name and its members (agents, profiles, sessions)",
+    InboxRoomAdd = "inbox_room_add": "Inbox: add members to a chat room",
     BoardArtifacts = "board_artifacts": "Board: the Artifacts view — maps, covers, character sheets; images where the terminal can show them (again: back to the board)",
     WorldBack = "world_back": "World: move the cursor back one zoom unit (year, month, day or hour)",
     WorldForward = "world_forward": "World: move the cursor forward one zoom unit",

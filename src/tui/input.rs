@@ -107,7 +107,11 @@ impl Overlay {
 
     /// Forms take keys from `[form]`; other keys type into their focused text field.
     pub fn is_form(&self) -> bool {
-        matches!(self, Overlay::Answer(_) | Overlay::NewSession(_))
+        match self {
+            Overlay::Answer(_) | Overlay::NewSession(_) => true,
+            Overlay::Board(o) => o.is_form(),
+            _ => false,
+        }
     }
 
     pub fn has_text_input(&self) -> bool {

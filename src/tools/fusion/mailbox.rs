@@ -55,7 +55,7 @@ const BOARD: Effects = {
 const AUTHOR_BOARD: Effects = {
     use crate::engine::tool::Domain::*;
     Effects::touches(&[Board]).author_only(
-        "the author makes chat rooms and chooses their members; post in your rooms with fn_post_room_message",
+        "the author makes chat rooms and chooses their members in the Inbox (Board 6, I: N a new room, A adds members); post in your rooms with fn_post_room_message",
     )
 };
 

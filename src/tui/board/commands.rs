@@ -45,6 +45,9 @@ pub fn commands(app: &AppState) -> Vec<PaneCommand> {
             PaneCommand::new(Command::InboxCompose, Context::Inbox, "new message").hint(),
             PaneCommand::new(Command::InboxRoomPost, Context::Inbox, "post in a room")
                 .available(v.data.as_ref().is_some_and(|d| !d.rooms.is_empty())),
+            PaneCommand::new(Command::InboxRoomNew, Context::Inbox, "new room"),
+            PaneCommand::new(Command::InboxRoomAdd, Context::Inbox, "add room members")
+                .available(v.data.as_ref().is_some_and(|d| !d.rooms.is_empty())),
             PaneCommand::new(Command::BoardInbox, Context::Board, "back to the board").hint(),
             PaneCommand::new(Command::Refresh, Context::Board, "reload"),
         ];

@@ -181,10 +181,9 @@ impl AppState {
         }]
     }
 
-    /// `p` in the Inbox: the room-post form over the rooms the Inbox read.
-    pub(crate) fn inbox_room_post(&mut self) -> Vec<Effect> {
-        let rooms: Vec<Choice> = self
-            .board
+    /// The active rooms the Inbox read.
+    pub(crate) fn inbox_active_rooms(&self) -> Vec<Room> {
+        self.board
             .inbox
             .as_ref()
             .and_then(|v| v.data.as_ref())
@@ -192,12 +191,21 @@ impl AppState {
                 d.rooms
                     .iter()
                     .filter(|r| r.status == "active")
-                    .map(Choice::of_room)
+                    .cloned()
                     .collect()
             })
-            .unwrap_or_default();
+            .unwrap_or_default()
+    }
+
+    /// `p` in the Inbox: the room-post form over the rooms the Inbox read.
+    pub(crate) fn inbox_room_post(&mut self) -> Vec<Effect> {
+        let rooms: Vec<Choice> = self
+            .inbox_active_rooms()
+            .iter()
+            .map(Choice::of_room)
+            .collect();
         if rooms.is_empty() {
-            self.info("There is no chat room to post in yet (fn_room_create makes one).");
+            self.info("There is no chat room to post in yet: N makes one.");
             return Vec::new();
         }
         let f = MailForm::new(MailFormKind::RoomPost, Some(Ok(rooms)));

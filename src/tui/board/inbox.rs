@@ -7,7 +7,8 @@
 //! author's `fn_send_message` with `reply_to_message_id`: it reaches the agent as its
 //! response mode says — at once, or at its next heartbeat); on an approval mail `a` jumps to
 //! the Approvals pane; `c` writes a new message and `p` posts in a chat room
-//! (`super::compose`). What the author sent is listed too (`→ agent-001`), so a message is
+//! (`super::compose`); `N` makes a chat room and `A` adds members to one (`super::rooms`).
+//! Under the mail, one line per active room: its name, members and newest post. What the author sent is listed too (`→ agent-001`), so a message is
 //! followed in its thread. The pane title shows how many mails are unread.
 //!
 //! Reads go through the engine's read model in the Board's blocking jobs (tagged so a stale
@@ -197,6 +198,8 @@ impl AppState {
             Command::InboxReply => return self.inbox_reply(),
             Command::InboxCompose => return self.inbox_compose(),
             Command::InboxRoomPost => return self.inbox_room_post(),
+            Command::InboxRoomNew => return self.inbox_room_new(),
+            Command::InboxRoomAdd => return self.inbox_room_add(),
             Command::InboxApprovals => {
                 let approval = v
                     .selected()
@@ -233,7 +236,9 @@ impl AppState {
 
     pub(crate) fn inbox_job_done(&mut self, ticket: Ticket, r: InboxJobResult) -> Vec<Effect> {
         if let InboxJobResult::Recipients(r) = r {
-            self.mail_recipients_loaded(ticket, r);
+            if !self.room_members_loaded(ticket, &r) {
+                self.mail_recipients_loaded(ticket, r);
+            }
             return Vec::new();
         }
         let Some(v) = self.board.inbox.as_mut() else {
@@ -344,8 +349,65 @@ fn list_line(m: &Message, w: usize) -> String {
     format!("{head}{}", fit_width(&first, room, Cut::End))
 }
 
+/// At most this many room lines under the mail (then "+N more rooms").
+const ROOM_LINES: usize = 3;
+
+/// The Inbox's room lines under the mail: each active room, its members and its newest post
+/// (`p` posts, `A` adds members, `N` makes a room).
+pub fn room_lines(v: &InboxView) -> Vec<String> {
+    let Some(d) = v.data.as_ref() else {
+        return Vec::new();
+    };
+    let active: Vec<_> = d.rooms.iter().filter(|r| r.status == "active").collect();
+    let mut out: Vec<String> = active
+        .iter()
+        .take(ROOM_LINES)
+        .map(|r| {
+            let members = if r.members.is_empty() {
+                "no members".to_string()
+            } else {
+                r.members.join(", ")
+            };
+            let latest = match d.room_latest.get(&r.id) {
+                Some(p) => {
+                    let who = if p.sender_agent_id == USER_ID {
+                        "you"
+                    } else {
+                        p.sender_agent_id.as_str()
+                    };
+                    format!(" · {who}: {}", crate::board::snippet(&p.content, 200))
+                }
+                None => " · no posts yet".into(),
+            };
+            format!("# {} ({members}){latest}", r.name)
+        })
+        .collect();
+    if active.len() > ROOM_LINES {
+        out.push(format!("  +{} more rooms", active.len() - ROOM_LINES));
+    }
+    out
+}
+
 pub fn draw_list(app: &AppState, v: &InboxView, area: Rect, buf: &mut Buffer, focused: bool) {
     let t = &app.theme;
+    // The rooms take the bottom lines while the mail keeps at least three.
+    let rooms = room_lines(v);
+    let full = area;
+    let mut area = area;
+    if !rooms.is_empty() && area.height as usize >= rooms.len() + 4 {
+        area.height -= rooms.len() as u16;
+        for (i, line) in rooms.iter().enumerate() {
+            put_line(
+                buf,
+                full,
+                area.height + i as u16,
+                &Line::from(Span::styled(
+                    fit_width(line, full.width as usize, Cut::End),
+                    t.dim,
+                )),
+            );
+        }
+    }
     if v.mail().is_empty() {
         let (text, style): (String, Style) = match (&v.error, v.loading.is_some()) {
             (Some(e), _) => (e.clone(), t.status_error),

@@ -39,6 +39,10 @@ pub enum BoardWrite {
     Compose { to: String, text: String },
     /// `p` in the Inbox: a post in chat room `room`.
     RoomPost { room: String, text: String },
+    /// `N` in the Inbox: a new chat room with its first members.
+    RoomCreate { name: String, members: Vec<String> },
+    /// `A` in the Inbox: members added to chat room `room`.
+    RoomAddMembers { room: String, members: Vec<String> },
     /// `R` in the Sessions pane or the Board: a run's rating (an empty comment is none).
     Rate {
         target: super::rating::RateTarget,
@@ -90,6 +94,13 @@ impl BoardWrite {
             BoardWrite::RoomPost { room, text } => (
                 "fn_post_room_message",
                 json!({"roomId": room, "content": text}),
+            ),
+            BoardWrite::RoomCreate { name, members } => {
+                ("fn_room_create", json!({"name": name, "members": members}))
+            }
+            BoardWrite::RoomAddMembers { room, members } => (
+                "fn_room_add_members",
+                json!({"room_id": room, "members": members}),
             ),
             BoardWrite::Rate {
                 target,

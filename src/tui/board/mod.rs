@@ -23,6 +23,7 @@ pub mod inbox;
 pub mod jobs;
 pub mod overlay;
 pub mod rating;
+pub mod rooms;
 pub mod update;
 pub mod view;
 pub mod workflows;

@@ -53,6 +53,8 @@ pub enum BoardOverlay {
     Rate(Box<crate::tui::board::rating::RateForm>),
     /// `c` / `p` in the Inbox: a new message, or a post in a room (`super::compose`).
     Mail(Box<crate::tui::board::compose::MailForm>),
+    /// `N` / `A` in the Inbox: a new chat room, or members for one (`super::rooms`).
+    Room(Box<crate::tui::board::rooms::RoomForm>),
     /// `r` in the Inbox: the author's reply to `mail`, which goes to `to`.
     Reply {
         mail: String,
@@ -78,7 +80,14 @@ impl BoardOverlay {
                 crate::tui::board::compose::MailFormKind::RoomPost => "inbox_room_post",
             },
             BoardOverlay::Rate(_) => "rate_run",
+            BoardOverlay::Room(f) if f.adding => "inbox_room_add",
+            BoardOverlay::Room(_) => "inbox_room_new",
         }
+    }
+
+    /// The room form takes keys from `[form]` (Tab, Space toggles a member; `super::rooms`).
+    pub fn is_form(&self) -> bool {
+        matches!(self, BoardOverlay::Room(_))
     }
 
     pub fn text(&self) -> Option<&TextArea<'static>> {
@@ -91,6 +100,7 @@ impl BoardOverlay {
             BoardOverlay::Mail(f) => Some(&f.content),
             BoardOverlay::Goal(f) => Some(f.field()),
             BoardOverlay::Rate(f) => Some(f.field()),
+            BoardOverlay::Room(f) => Some(&f.name),
             BoardOverlay::Goals { .. } | BoardOverlay::Agents { .. } => None,
         }
     }
@@ -105,6 +115,7 @@ impl BoardOverlay {
             BoardOverlay::Mail(f) => Some(&mut f.content),
             BoardOverlay::Goal(f) => Some(f.field_mut()),
             BoardOverlay::Rate(f) => Some(f.field_mut()),
+            BoardOverlay::Room(f) => Some(&mut f.name),
             BoardOverlay::Goals { .. } | BoardOverlay::Agents { .. } => None,
         }
     }
@@ -176,6 +187,9 @@ impl AppState {
         }
         if let BoardOverlay::Mail(_) = o.as_ref() {
             return self.mail_form_command(cmd);
+        }
+        if let BoardOverlay::Room(_) = o.as_ref() {
+            return self.room_form_command(cmd);
         }
         if let BoardOverlay::Reply {
             mail, input, error, ..
@@ -257,6 +271,7 @@ impl AppState {
             | BoardOverlay::RejectPlan { .. }
             | BoardOverlay::Setting { .. }
             | BoardOverlay::Mail(_)
+            | BoardOverlay::Room(_)
             | BoardOverlay::Reply { .. } => return Vec::new(),
         };
         match cmd {
@@ -288,6 +303,7 @@ impl AppState {
                 BoardOverlay::Goal(f) => f.error = None,
                 BoardOverlay::Rate(f) => f.error = None,
                 BoardOverlay::Mail(f) => f.error = None,
+                BoardOverlay::Room(f) => f.error = None,
                 BoardOverlay::Goals { .. } | BoardOverlay::Agents { .. } => {}
                 BoardOverlay::Steer { error, .. }
                 | BoardOverlay::RejectPlan { error, .. }

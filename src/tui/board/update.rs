@@ -300,6 +300,9 @@ impl AppState {
                 if self.mail_write_landed(&w, &r) {
                     return Vec::new();
                 }
+                if let Some(fx) = self.room_write_landed(&w, &r) {
+                    return fx;
+                }
                 let landed = r.as_ref().map(|_| ()).map_err(Clone::clone);
                 if self.goal_write_landed(&w, &landed) || self.rate_write_landed(&w, &landed) {
                     return Vec::new();

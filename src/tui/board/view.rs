@@ -764,6 +764,7 @@ pub fn draw_overlay(app: &AppState, o: &BoardOverlay, area: Rect, buf: &mut Buff
         BoardOverlay::Goal(f) => return crate::tui::board::goals::draw_form(app, f, area, buf),
         BoardOverlay::Rate(f) => return crate::tui::board::rating::draw_form(app, f, area, buf),
         BoardOverlay::Mail(f) => return crate::tui::board::compose::draw_form(app, f, area, buf),
+        BoardOverlay::Room(f) => return crate::tui::board::rooms::draw_form(app, f, area, buf),
         BoardOverlay::Agents { selected } => {
             return crate::tui::board::heartbeats::draw_list(app, *selected, area, buf);
         }

@@ -53,6 +53,9 @@ impl AppState {
     }
 
     pub(crate) fn form_command(&mut self, cmd: Command) -> Vec<Effect> {
+        if let Some(Overlay::Board(_)) = &self.overlay {
+            return self.board_overlay_command(cmd);
+        }
         match self.overlay.take() {
             Some(Overlay::Answer(mut f)) => {
                 let fx = self.answer_form_command(&mut f, cmd);
@@ -212,6 +215,9 @@ impl AppState {
 
     /// A key no `[form]` binding claimed: typing, or a digit picking an option.
     pub(crate) fn form_text(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if let Some(Overlay::Board(_)) = &self.overlay {
+            return self.room_form_text(key);
+        }
         let now = self.clock.now();
         let plain = !key
             .modifiers
@@ -269,6 +275,9 @@ impl AppState {
     }
 
     pub(crate) fn form_paste(&mut self, text: String) -> Vec<Effect> {
+        if let Some(Overlay::Board(_)) = &self.overlay {
+            return self.room_form_paste(&text);
+        }
         let text = text.replace("\r\n", " ").replace(['\r', '\n'], " ");
         let now = self.clock.now();
         let field = match &mut self.overlay {
