@@ -12,7 +12,7 @@ use nbook::board::repository_scope;
 use nbook::board::tasks;
 use nbook::board::Board;
 use nbook::config::{Config, Dirs};
-use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, Mode, ToolCall};
+use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, LogRecord, Mode, ToolCall};
 use nbook::tools::fusion::SESSION_TASK;
 use serde_json::{json, Value};
 
@@ -338,24 +338,106 @@ async fn acquiring_a_declared_book_works_and_an_undeclared_one_extends_the_scope
     assert_eq!(d[1].reason.as_deref(), Some("the ship sails on"));
 }
 
-#[test]
-fn the_executor_is_told_the_declared_books_to_acquire() {
-    use nbook::runner::messages::repository_scope_block;
-    use nbook::runner::pick::Role;
-    let books = vec!["iron-coast".to_string(), "glass-sea".to_string()];
-    let s = repository_scope_block(
-        Role::Executor,
-        &books,
-        &["iron-coast".into(), "glass-sea".into()],
-        &["glass-sea".into()],
-    );
+#[tokio::test]
+async fn fn_task_show_lists_the_declared_and_the_acquired_books() {
+    let f = fx();
+    let r = f
+        .create(json!({"description": "Carry", "repository_scope": ["iron-coast", "glass-sea"]}))
+        .await;
+    let id = r.details.unwrap()["taskId"].as_str().unwrap().to_string();
+    let ex = f.session("executor", Some(&id));
+    let a = f
+        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "glass-sea"}))
+        .await;
+    assert_eq!(a.status, CallStatus::Ok, "{}", a.content);
+    let tri = f.session("triage", None);
+    let s = f.run(&tri, "fn_task_show", json!({"id": id})).await;
+    assert_eq!(s.status, CallStatus::Ok, "{}", s.content);
     assert!(
-        s.contains("Declared, not acquired yet: iron-coast. Call fn_acquire_repo_worktree"),
-        "{s}"
+        s.content.contains(
+            "Repository scope: this book, glass-sea (acquired), iron-coast (declared, not acquired yet)"
+        ),
+        "{}",
+        s.content
     );
-    assert!(s.contains("Acquired already: glass-sea"), "{s}");
-    let t = repository_scope_block(Role::Triage, &books, &[], &[]);
-    assert!(t.contains("iron-coast, glass-sea") && t.contains("## Repository Scope"), "{t}");
-    // Outside a series nothing is added.
-    assert_eq!(repository_scope_block(Role::Executor, &[], &[], &[]), "");
+    let books = &s.details.unwrap()["repositoryScope"];
+    assert_eq!(books[0]["book"], json!("glass-sea"));
+    assert_eq!(books[0]["acquired"], json!(true));
+    assert_eq!(books[1]["book"], json!("iron-coast"));
+    assert_eq!(books[1]["acquired"], json!(false));
+    assert_eq!(books[1]["declared"], json!(true));
+}
+
+/// The user messages of a session, in order.
+fn users(e: &Engine, sid: &str) -> Vec<String> {
+    e.session_log(sid)
+        .expect("log")
+        .lines
+        .into_iter()
+        .filter_map(|l| match l.record {
+            LogRecord::User { text } => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The real scheduler starts the executor of a task that declared two books and acquired
+/// one: its first message names the book still to acquire and the one it has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_executors_first_message_lists_the_declared_books_to_acquire() {
+    use nbook::agent::host::{Host, ProviderSource};
+    use nbook::agent::{Provider, ReplayProvider};
+    use nbook::runner::Runner;
+    let f = fx();
+    let r = f
+        .create(json!({"description": "Carry", "repository_scope": ["iron-coast", "glass-sea"]}))
+        .await;
+    let id = r.details.unwrap()["taskId"].as_str().unwrap().to_string();
+    let p = plan(&id, "");
+    f.board
+        .commit(|c| tasks::write_prompt(c, &id, &p, None))
+        .unwrap();
+    f.board
+        .commit(|c| tasks::promote(c, &id, false, None))
+        .unwrap();
+    let ex = f.session("executor", Some(&id));
+    let a = f
+        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "glass-sea"}))
+        .await;
+    assert_eq!(a.status, CallStatus::Ok, "{}", a.content);
+    let script = json!({"text": "", "tool_calls": [], "delay_ms": 200}).to_string();
+    let replay: Arc<dyn Provider> = Arc::new(ReplayProvider::parse(&script, "executor").unwrap());
+    let providers: ProviderSource = Arc::new(move |_profile, _model| Ok(replay.clone()));
+    let host = Host::attach(f.engine.clone(), providers, Approval::Queue);
+    let runner = Runner::new(f.engine.clone(), host.clone());
+    assert_eq!(runner.tick().started, 1);
+    let sid = f
+        .engine
+        .sessions()
+        .into_iter()
+        .find(|s| {
+            s.profile == "executor" && s.id != ex && f.engine.session_task(&s.id).as_deref() == Some(id.as_str())
+        })
+        .expect("the scheduler's executor session")
+        .id;
+    let mut first = None;
+    for _ in 0..1500 {
+        if let Some(m) = users(&f.engine, &sid).into_iter().next() {
+            first = Some(m);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let first = first.expect("the executor's first message within 30 s");
+    assert!(
+        first.contains("Declared, not acquired yet: iron-coast. Call fn_acquire_repo_worktree"),
+        "{first}"
+    );
+    assert!(first.contains("Acquired already: glass-sea"), "{first}");
+    for _ in 0..1500 {
+        if !host.is_running(&sid) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }

@@ -275,7 +275,28 @@ pub fn show_value(c: &Connection, id: &str) -> BoardResult<(String, Value)> {
         Some(p) => text.push_str(&format!("\nPROMPT.md:\n{p}")),
         None => text.push_str("\nPROMPT.md: not written yet\n"),
     }
-    let value = json!({"task": t, "log": log, "documents": documents});
+    // Series workspace mode: the books the task declared or acquired, so an agent reading
+    // the task knows which it still has to acquire (fn_acquire_repo_worktree).
+    let declared = scope::declared(c, id)?;
+    let acquired = scope::list(c, id)?;
+    let mut books: Vec<Value> = Vec::new();
+    let mut shown: Vec<String> = Vec::new();
+    for a in &acquired {
+        let was_declared = declared.iter().any(|d| d.book == a.book);
+        books.push(json!({"book": a.book, "declared": was_declared, "acquired": true, "areaPath": a.area_path}));
+        shown.push(format!("{} (acquired)", a.book));
+    }
+    for d in declared.iter().filter(|d| !acquired.iter().any(|a| a.book == d.book)) {
+        books.push(json!({"book": d.book, "declared": true, "acquired": false, "areaPath": null}));
+        shown.push(format!("{} (declared, not acquired yet)", d.book));
+    }
+    if !shown.is_empty() {
+        text.push_str(&format!(
+            "\nRepository scope: this book, {}\n",
+            shown.join(", ")
+        ));
+    }
+    let value = json!({"task": t, "log": log, "documents": documents, "repositoryScope": books});
     Ok((text, value))
 }
 
@@ -283,7 +304,7 @@ impl TypedTool for TaskShow {
     type Args = ShowArgs;
     const NAME: &'static str = "fn_task_show";
     const GROUP: &'static str = "board";
-    const DESCRIPTION: &'static str = "Full detail of one task, including its PROMPT.md, steps with their status, dependencies, blockedBy, custom fields, its latest 20 log entries and its documents (keys and revisions). An unknown id is an error result (TASK_NOT_FOUND).";
+    const DESCRIPTION: &'static str = "Full detail of one task, including its PROMPT.md, steps with their status, dependencies, blockedBy, custom fields, its latest 20 log entries, its documents (keys and revisions) and, in series workspace mode, its repository scope (repositoryScope: each book declared and/or acquired). An unknown id is an error result (TASK_NOT_FOUND).";
     const MUTATES: Mutates = Mutates::No;
     const EFFECTS: Effects = READS;
     const PARALLEL_SAFE: bool = true;
