@@ -12,7 +12,9 @@ use nbook::board::repository_scope;
 use nbook::board::tasks;
 use nbook::board::Board;
 use nbook::config::{Config, Dirs};
-use nbook::engine::{Approval, CallResult, CallStatus, Decision, Engine, LogRecord, Mode, ToolCall};
+use nbook::engine::{
+    Approval, CallResult, CallStatus, Decision, Engine, LogRecord, Mode, ToolCall,
+};
 use nbook::tools::fusion::SESSION_TASK;
 use serde_json::{json, Value};
 
@@ -124,9 +126,11 @@ impl Fx {
     fn task_count(&self) -> usize {
         self.board
             .read(|c| {
-                Ok(c.query_row("SELECT COUNT(*) FROM nbook_board_task", [], |r| {
-                    r.get::<_, i64>(0)
-                })?)
+                Ok(
+                    c.query_row("SELECT COUNT(*) FROM nbook_board_task", [], |r| {
+                        r.get::<_, i64>(0)
+                    })?,
+                )
             })
             .unwrap() as usize
     }
@@ -240,7 +244,11 @@ async fn the_plans_repository_scope_replaces_the_declared_books() {
     assert_eq!(f.declared(&id), vec!["iron-coast"]);
     // A plan without the section leaves the declared scope as it is.
     let w = f
-        .run(&tri, "fn_task_prompt_write", json!({"content": plan(&id, "")}))
+        .run(
+            &tri,
+            "fn_task_prompt_write",
+            json!({"content": plan(&id, "")}),
+        )
         .await;
     assert_eq!(w.status, CallStatus::Ok, "{}", w.content);
     assert_eq!(f.declared(&id), vec!["iron-coast"]);
@@ -306,7 +314,11 @@ async fn acquiring_a_declared_book_works_and_an_undeclared_one_extends_the_scope
     let id = r.details.unwrap()["taskId"].as_str().unwrap().to_string();
     let tri = f.session("triage", Some(&id));
     let w = f
-        .run(&tri, "fn_task_prompt_write", json!({"content": plan(&id, "")}))
+        .run(
+            &tri,
+            "fn_task_prompt_write",
+            json!({"content": plan(&id, "")}),
+        )
         .await;
     assert_eq!(w.status, CallStatus::Ok, "{}", w.content);
     f.board
@@ -314,7 +326,11 @@ async fn acquiring_a_declared_book_works_and_an_undeclared_one_extends_the_scope
         .unwrap();
     let ex = f.session("executor", Some(&id));
     let a = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "iron-coast"}))
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "iron-coast"}),
+        )
         .await;
     assert_eq!(a.status, CallStatus::Ok, "{}", a.content);
     assert_eq!(a.details.unwrap()["extendedScope"], json!(false));
@@ -347,7 +363,11 @@ async fn fn_task_show_lists_the_declared_and_the_acquired_books() {
     let id = r.details.unwrap()["taskId"].as_str().unwrap().to_string();
     let ex = f.session("executor", Some(&id));
     let a = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "glass-sea"}))
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "glass-sea"}),
+        )
         .await;
     assert_eq!(a.status, CallStatus::Ok, "{}", a.content);
     let tri = f.session("triage", None);
@@ -402,7 +422,11 @@ async fn the_executors_first_message_lists_the_declared_books_to_acquire() {
         .unwrap();
     let ex = f.session("executor", Some(&id));
     let a = f
-        .run(&ex, "fn_acquire_repo_worktree", json!({"repo": "glass-sea"}))
+        .run(
+            &ex,
+            "fn_acquire_repo_worktree",
+            json!({"repo": "glass-sea"}),
+        )
         .await;
     assert_eq!(a.status, CallStatus::Ok, "{}", a.content);
     let script = json!({"text": "", "tool_calls": [], "delay_ms": 200}).to_string();
@@ -416,7 +440,9 @@ async fn the_executors_first_message_lists_the_declared_books_to_acquire() {
         .sessions()
         .into_iter()
         .find(|s| {
-            s.profile == "executor" && s.id != ex && f.engine.session_task(&s.id).as_deref() == Some(id.as_str())
+            s.profile == "executor"
+                && s.id != ex
+                && f.engine.session_task(&s.id).as_deref() == Some(id.as_str())
         })
         .expect("the scheduler's executor session")
         .id;

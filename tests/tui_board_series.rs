@@ -247,7 +247,10 @@ fn declared_books_not_acquired_yet_are_shown_in_the_repository_scope() {
             screen.contains("glass-sea · declared, not acquired yet"),
             "{screen}"
         );
-        insta::assert_snapshot!(format!("board_task_declared_repository_scope_{w}x{h}"), screen);
+        insta::assert_snapshot!(
+            format!("board_task_declared_repository_scope_{w}x{h}"),
+            screen
+        );
     }
 }
 

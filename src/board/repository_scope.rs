@@ -275,7 +275,9 @@ pub fn record(
             c,
             &mut out,
             task,
-            &format!("Repository scope extended to {book} by the acquisition (it was not declared)"),
+            &format!(
+                "Repository scope extended to {book} by the acquisition (it was not declared)"
+            ),
             None,
             actor,
         )?;

@@ -138,10 +138,15 @@ impl TaskCreate {
         // A linked duplicate keeps its own scope: the call creates nothing.
         if !duplicate && !books.is_empty() {
             scope::declare(c, &mut out, &id, books, "create", Some(who))?;
-            out.text
-                .push_str(&format!(" Repository scope: this book and {}.", books.join(", ")));
+            out.text.push_str(&format!(
+                " Repository scope: this book and {}.",
+                books.join(", ")
+            ));
         }
-        let declared: Vec<String> = scope::declared(c, &id)?.into_iter().map(|d| d.book).collect();
+        let declared: Vec<String> = scope::declared(c, &id)?
+            .into_iter()
+            .map(|d| d.book)
+            .collect();
         out.value["repositoryScope"] = json!(declared);
         Ok(out)
     }
@@ -286,7 +291,10 @@ pub fn show_value(c: &Connection, id: &str) -> BoardResult<(String, Value)> {
         books.push(json!({"book": a.book, "declared": was_declared, "acquired": true, "areaPath": a.area_path}));
         shown.push(format!("{} (acquired)", a.book));
     }
-    for d in declared.iter().filter(|d| !acquired.iter().any(|a| a.book == d.book)) {
+    for d in declared
+        .iter()
+        .filter(|d| !acquired.iter().any(|a| a.book == d.book))
+    {
         books.push(json!({"book": d.book, "declared": true, "acquired": false, "areaPath": null}));
         shown.push(format!("{} (declared, not acquired yet)", d.book));
     }
