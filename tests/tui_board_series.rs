@@ -45,6 +45,12 @@ fn call(engine: &Arc<Engine>, sid: &str, tool: &str, args: Value, approval: Appr
 
 /// Two books; NB-001 of the first acquired the second and drafted a chapter there.
 fn series() -> Series {
+    series_with(false)
+}
+
+/// With `declared`, a third book `glass-sea` that NB-001 declared (`fn_task_create`
+/// `repository_scope`) but did not acquire.
+fn series_with(declared: bool) -> Series {
     let tmp = tempfile::tempdir().unwrap();
     let folder = tmp.path().join("series");
     let root = init(
@@ -59,9 +65,22 @@ fn series() -> Series {
         "The Iron Coast",
         ("manuscript/01.md", "The coast was iron grey.\n"),
     );
+    if declared {
+        init(
+            &folder,
+            "glass-sea",
+            "The Glass Sea",
+            ("manuscript/01.md", "Still water.\n"),
+        );
+    }
     let yaml = root.join("project.yaml");
     let text = std::fs::read_to_string(&yaml).unwrap();
-    std::fs::write(&yaml, format!("{text}series:\n  - iron-coast\n")).unwrap();
+    let others = if declared {
+        "  - iron-coast\n  - glass-sea\n"
+    } else {
+        "  - iron-coast\n"
+    };
+    std::fs::write(&yaml, format!("{text}series:\n{others}")).unwrap();
     let dirs = nbook::config::Dirs {
         config: tmp.path().join("home"),
         data: tmp.path().join("home/data"),
@@ -78,17 +97,34 @@ fn series() -> Series {
         .unwrap(),
     );
     let board = Board::new(&root, "salt-road");
-    board
-        .commit(|c: &rusqlite::Connection| {
-            bt::create(
-                c,
-                &NewTask {
-                    description: "Carry the salt to the iron coast".into(),
-                    ..NewTask::default()
-                },
-            )
-        })
-        .unwrap();
+    if declared {
+        let tri = engine
+            .create_session("triage", Mode::Normal, "plan", None)
+            .unwrap()
+            .id;
+        call(
+            &engine,
+            &tri,
+            "fn_task_create",
+            json!({"description": "Carry the salt to the iron coast", "repository_scope": ["glass-sea"]}),
+            Approval::Auto {
+                decision: Decision::Approve,
+                by: "test",
+            },
+        );
+    } else {
+        board
+            .commit(|c: &rusqlite::Connection| {
+                bt::create(
+                    c,
+                    &NewTask {
+                        description: "Carry the salt to the iron coast".into(),
+                        ..NewTask::default()
+                    },
+                )
+            })
+            .unwrap();
+    }
     let prompt = "# Task: NB-001 — Carry the salt\n\n## Mission\nBoth books.\n\n## Steps\n### Step 0: Draft\n\n## File Scope\n- manuscript/*.md\n- workspace/iron-coast/manuscript/*.md\n\n## Acceptance Criteria\n- Done.\n";
     board
         .commit(|c: &rusqlite::Connection| bt::write_prompt(c, "NB-001", prompt, None))
@@ -185,6 +221,36 @@ fn the_opened_task_shows_its_repository_scope() {
         let screen = minutes_blanked(&screen(&mut app, w, h));
         assert!(screen.contains("Repository scope"), "{screen}");
         insta::assert_snapshot!(format!("board_task_repository_scope_{w}x{h}"), screen);
+    }
+}
+
+#[test]
+fn declared_books_not_acquired_yet_are_shown_in_the_repository_scope() {
+    let s = series_with(true);
+    for (w, h) in [(80u16, 24u16), (120, 40)] {
+        let (mut app, _) = empty_app(w, h);
+        let fx: Vec<Effect> = app
+            .start()
+            .into_iter()
+            .filter(|f| matches!(f, Effect::BoardJob { .. }))
+            .collect();
+        run(&s.engine, &mut app, fx);
+        keys(&s, &mut app, "6");
+        keys(&s, &mut app, "<Enter>");
+        let (_, d) = app.board.detail.as_ref().expect("an opened task");
+        let d = d.as_ref().unwrap();
+        assert_eq!(d.repository_scope.len(), 1);
+        assert_eq!(d.declared_not_acquired.len(), 1);
+        assert_eq!(d.declared_not_acquired[0].book, "glass-sea");
+        let screen = minutes_blanked(&screen(&mut app, w, h));
+        assert!(
+            screen.contains("glass-sea · declared, not acquired yet"),
+            "{screen}"
+        );
+        insta::assert_snapshot!(
+            format!("board_task_declared_repository_scope_{w}x{h}"),
+            screen
+        );
     }
 }
 

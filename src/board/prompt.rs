@@ -3,7 +3,9 @@
 //! `### Step N: Title`, numbered from 0 — Step 0 is the preflight — without gaps),
 //! `## File Scope` (project-relative entries, see [`super::scope`]) and
 //! `## Acceptance Criteria`. Other sections (Dependencies, Context to Read First, Do NOT, …)
-//! are allowed and kept as written.
+//! are allowed and kept as written. An optional `## Repository Scope` (series workspace mode)
+//! lists the books of the series the task works in (`- book`); it is read here and checked
+//! against the series by the caller (`super::repository_scope::check_declared`).
 
 use super::error::{BoardError, BoardResult};
 use super::scope;
@@ -15,6 +17,8 @@ pub struct Parsed {
     /// Step titles in order (index = step number).
     pub steps: Vec<String>,
     pub file_scope: Vec<String>,
+    /// The `## Repository Scope` entries as written (`None`: no such section).
+    pub repository_scope: Option<Vec<String>>,
 }
 
 fn invalid(section: &str, message: impl Into<String>) -> BoardError {
@@ -117,10 +121,31 @@ pub fn validate(task_id: &str, text: &str) -> BoardResult<Parsed> {
         }
         _ => {}
     }
+    let repository_scope = match section(&all, "Repository Scope") {
+        None => None,
+        Some(body) => {
+            let books: Vec<String> = body
+                .iter()
+                .filter_map(|l| {
+                    let l = l.trim();
+                    l.strip_prefix("- ").or_else(|| l.strip_prefix("* "))
+                })
+                .map(|b| b.trim().trim_matches('`').trim().to_string())
+                .collect();
+            if books.is_empty() {
+                return Err(invalid(
+                    "## Repository Scope",
+                    "list the books of the series the task works in as `- book` (or leave the section out)",
+                ));
+            }
+            Some(books)
+        }
+    };
     Ok(Parsed {
         title: title.to_string(),
         steps,
         file_scope,
+        repository_scope,
     })
 }
 

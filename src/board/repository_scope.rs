@@ -3,6 +3,14 @@
 //! The task's own book is always in scope and has no row. Storage: migration
 //! `011_task_repository_scope.sql`.
 //!
+//! **Declared scope.** A task may also declare up front the books it means to work in
+//! (`fn_task_create`'s `repository_scope`, or the plan's `## Repository Scope`), before it
+//! acquired anything there: [`declared`], stored by migration `013_…` apart from the
+//! acquisitions because a declared book has no area yet. The names are checked against the
+//! series by [`check_declared`] (`WORKSPACE_MODE_REQUIRED`, `UNKNOWN_REPO`). As in Fusion, the
+//! plan's list replaces what was declared before, and acquiring a book outside the declared
+//! scope extends it (recorded as declared by `acquisition`, with the acquisition's reason).
+//!
 //! **Where the area lives.** In the other book, under that book's `.nbook/tasks/`, named
 //! [`area_id`] — `<this book>--<task id>` — because task ids are per book: the other book's
 //! own board may have a task with the same id, and its draft area must never be this one.
@@ -29,6 +37,136 @@ pub struct Acquired {
     pub area_path: String,
     pub reason: Option<String>,
     pub acquired_at: String,
+}
+
+/// One book a task declared it works in (acquired there or not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declared {
+    pub book: String,
+    /// `create` (fn_task_create), `prompt` (PROMPT.md) or `acquisition` (an acquisition
+    /// outside the declared scope extended it).
+    pub declared_by: String,
+    pub reason: Option<String>,
+}
+
+/// The series' books as a declaration is checked against: this book's name and the others'.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesBooks {
+    pub current: String,
+    pub others: Vec<String>,
+}
+
+impl SeriesBooks {
+    pub fn of(s: &crate::workspace::series::Series) -> Self {
+        SeriesBooks {
+            current: s.current.clone(),
+            others: s.others.iter().map(|b| b.name.clone()).collect(),
+        }
+    }
+}
+
+/// Check a declared scope against the series: `None` (not in workspace mode) refuses any
+/// non-empty list (`WORKSPACE_MODE_REQUIRED`, `why` saying so); an unknown book is
+/// `UNKNOWN_REPO` with the series' books. Names are trimmed, duplicates folded (first order
+/// kept), and the task's own book is dropped: it is always in scope and needs no row.
+pub fn check_declared(
+    series: Option<&SeriesBooks>,
+    names: &[String],
+    why_not_series: &str,
+) -> BoardResult<Vec<String>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let Some(s) = series else {
+        return Err(BoardError::WorkspaceModeRequired {
+            why: why_not_series.to_string(),
+        });
+    };
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let n = n.trim();
+        if n.is_empty() {
+            return Err(BoardError::invalid(
+                "repository_scope",
+                "a book name is empty; give the folder names of books of the series",
+            ));
+        }
+        if n == s.current {
+            continue;
+        }
+        if !s.others.iter().any(|o| o == n) {
+            let mut available = vec![s.current.clone()];
+            available.extend(s.others.iter().cloned());
+            return Err(BoardError::UnknownRepo {
+                repo: n.to_string(),
+                available,
+            });
+        }
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    }
+    Ok(out)
+}
+
+/// The books task `task` declared, in the order they were declared.
+pub fn declared(c: &Connection, task: &str) -> BoardResult<Vec<Declared>> {
+    let mut st = c.prepare(
+        "SELECT book, declared_by, reason FROM nbook_board_task_declared_repository
+         WHERE task_id = ?1 ORDER BY declared_at, rowid",
+    )?;
+    let rows = st.query_map([task], |r| {
+        Ok(Declared {
+            book: r.get(0)?,
+            declared_by: r.get(1)?,
+            reason: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// Set task `task`'s declared scope to `books` (already checked by [`check_declared`]), as
+/// declared `by` (`create` or `prompt`): the rows a former declaration left are replaced, the
+/// extensions acquisitions made are kept (the task works there already). Logged when it
+/// changes anything.
+pub fn declare(
+    c: &Connection,
+    out: &mut Outcome,
+    task: &str,
+    books: &[String],
+    by: &str,
+    actor: Option<&str>,
+) -> BoardResult<()> {
+    let before: Vec<String> = declared(c, task)?.into_iter().map(|d| d.book).collect();
+    c.execute(
+        "DELETE FROM nbook_board_task_declared_repository WHERE task_id = ?1 AND declared_by != 'acquisition'",
+        [task],
+    )?;
+    let at = super::now();
+    for b in books {
+        c.execute(
+            "INSERT OR IGNORE INTO nbook_board_task_declared_repository (task_id, book, declared_by, reason, declared_at)
+             VALUES (?1, ?2, ?3, NULL, ?4)",
+            params![task, b, by, at],
+        )?;
+    }
+    let after: Vec<String> = declared(c, task)?.into_iter().map(|d| d.book).collect();
+    if before != after {
+        let list = if after.is_empty() {
+            "none besides this book".to_string()
+        } else {
+            after.join(", ")
+        };
+        log(
+            c,
+            out,
+            task,
+            &format!("Declared repository scope: {list}"),
+            None,
+            actor,
+        )?;
+    }
+    Ok(())
 }
 
 /// The draft-area id of task `task` of book `book` inside another book of the series: only
@@ -124,12 +262,32 @@ pub fn record(
         )
     };
     log(c, &mut out, task, &action, Some("acquired"), actor)?;
+    let was_declared = declared(c, task)?.iter().any(|d| d.book == book);
+    if !was_declared {
+        // Fusion: a successful acquisition outside the declared intent extends it, with the
+        // acquisition's reason, so review and merge include that book deliberately.
+        c.execute(
+            "INSERT INTO nbook_board_task_declared_repository (task_id, book, declared_by, reason, declared_at)
+             VALUES (?1, ?2, 'acquisition', ?3, ?4)",
+            params![task, book, reason, super::now()],
+        )?;
+        log(
+            c,
+            &mut out,
+            task,
+            &format!(
+                "Repository scope extended to {book} by the acquisition (it was not declared)"
+            ),
+            None,
+            actor,
+        )?;
+    }
     out.text = format!(
         "Draft area ready in book {book} at: {area_path} (alreadyAcquired: {reused}). Address its files as workspace/{book}/<path>; they reach the manuscript of {book} only through merge_task_draft."
     );
     out.value = json!({
         "taskId": task, "repo": book, "worktreePath": area_path, "alreadyAcquired": reused,
-        "address": format!("workspace/{book}/"),
+        "address": format!("workspace/{book}/"), "extendedScope": !was_declared,
     });
     out.touched.push(Touched::Task(task.to_string()));
     Ok(out)

@@ -888,16 +888,48 @@ pub fn add_log(
 
 /// `fn_task_prompt_write`: replace the plan. Only in Planning; the title follows the header,
 /// the steps follow `## Steps` (a step keeps its status when its number and title are
-/// unchanged), the file scope follows `## File Scope`.
+/// unchanged), the file scope follows `## File Scope`. A book outside a series workspace
+/// (see [`write_prompt_in_series`]).
 pub fn write_prompt(
     c: &Connection,
     id: &str,
     content: &str,
     actor: Option<&str>,
 ) -> BoardResult<Outcome> {
+    write_prompt_in_series(c, id, content, None, actor)
+}
+
+/// [`write_prompt`] for a book of `series` (`None`: no series): an optional
+/// `## Repository Scope` sets the task's declared repository scope
+/// (`super::repository_scope`); a book the series does not have, or the section outside
+/// workspace mode, is a `PROMPT_INVALID` of that section like any other plan problem.
+pub fn write_prompt_in_series(
+    c: &Connection,
+    id: &str,
+    content: &str,
+    series: Option<&super::repository_scope::SeriesBooks>,
+    actor: Option<&str>,
+) -> BoardResult<Outcome> {
     let mut t = require(c, id)?;
     need_column(c, &t, "fn_task_prompt_write", &[PLANNING])?;
     let parsed = prompt::validate(&t.id, content)?;
+    let declared = match &parsed.repository_scope {
+        None => None,
+        Some(names) => Some(
+            super::repository_scope::check_declared(
+                series,
+                names,
+                "this book's project.yaml lists no other books under `series:`",
+            )
+            .map_err(|e| BoardError::PromptInvalid {
+                section: "## Repository Scope".into(),
+                message: match e {
+                    BoardError::WorkspaceModeRequired { .. } => "this book is not in series workspace mode (its project.yaml lists no other books under `series:`); leave the section out".into(),
+                    other => other.to_string(),
+                },
+            })?,
+        ),
+    };
     let steps: Vec<Step> = parsed
         .steps
         .iter()
@@ -933,6 +965,9 @@ pub fn write_prompt(
         None,
         actor,
     )?;
+    if let Some(books) = &declared {
+        super::repository_scope::declare(c, &mut out, &t.id, books, "prompt", actor)?;
+    }
     out.files.push(FileEffect::Prompt {
         task: t.id.clone(),
         content: text,

@@ -105,6 +105,9 @@ pub struct BoardTaskDetail {
     /// The other books of the series the task acquired a draft area in (its repository
     /// scope; `crate::board::repository_scope`), each with its draft's changed files.
     pub repository_scope: Vec<ScopedBook>,
+    /// The books the task declared (`fn_task_create`'s `repository_scope`, the plan's
+    /// `## Repository Scope`) and did not acquire yet.
+    pub declared_not_acquired: Vec<crate::board::repository_scope::Declared>,
 }
 
 /// One book of a task's repository scope, as the Board's detail shows it.
@@ -336,6 +339,10 @@ impl ReadModel {
                     ),
                     acquired,
                 })
+                .collect::<Vec<ScopedBook>>();
+            let declared_not_acquired = crate::board::repository_scope::declared(c, id)?
+                .into_iter()
+                .filter(|d| !repository_scope.iter().any(|b| b.acquired.book == d.book))
                 .collect();
             Ok(BoardTaskDetail {
                 task,
@@ -344,6 +351,7 @@ impl ReadModel {
                 draft,
                 draft_area,
                 repository_scope,
+                declared_not_acquired,
             })
         })?)
     }

@@ -37,6 +37,54 @@ fn plan(t: &Task) -> String {
         .unwrap_or_default()
 }
 
+/// Series workspace mode: what the role is told of the task's repository scope. The executor
+/// gets the declared books it has not acquired yet (acquire each with
+/// fn_acquire_repo_worktree before editing there) and the ones it has; the triage gets the
+/// series' books, to confirm the scope in `## Repository Scope`. Empty outside a series.
+pub fn repository_scope_block(
+    role: Role,
+    series_books: &[String],
+    declared: &[String],
+    acquired: &[String],
+) -> String {
+    if series_books.is_empty() {
+        return String::new();
+    }
+    match role {
+        Role::Triage => format!(
+            "\n\n<repository-scope>\nThis book is part of a series; its other books are: {}. If the task works in any of them, list them in PROMPT.md under `## Repository Scope` as `- book`.{}\n</repository-scope>",
+            series_books.join(", "),
+            if declared.is_empty() {
+                String::new()
+            } else {
+                format!(" Declared so far: {}.", declared.join(", "))
+            }
+        ),
+        Role::Executor => {
+            let pending: Vec<&String> = declared.iter().filter(|d| !acquired.contains(d)).collect();
+            if pending.is_empty() && acquired.is_empty() {
+                return String::new();
+            }
+            let mut s = String::from("\n\n<repository-scope>\nBesides this book, the task works in other books of the series.");
+            if !pending.is_empty() {
+                s.push_str(&format!(
+                    " Declared, not acquired yet: {}. Call fn_acquire_repo_worktree {{repo}} for each before you edit there; then address its files as workspace/<book>/<path>.",
+                    pending.iter().map(|b| b.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            if !acquired.is_empty() {
+                s.push_str(&format!(
+                    " Acquired already: {} (address them as workspace/<book>/<path>).",
+                    acquired.join(", ")
+                ));
+            }
+            s.push_str("\n</repository-scope>");
+            s
+        }
+        _ => String::new(),
+    }
+}
+
 /// The role session's first message for task `t`. `notes` are the latest review's, when a
 /// review sent the task back.
 pub fn first_message(role: Role, t: &Task, notes: Option<&str>, comments: &[Steering]) -> String {

@@ -883,6 +883,27 @@ impl Runner {
             .unwrap_or_default()
     }
 
+    /// What the role is told of the task's repository scope (series workspace mode only).
+    fn repository_scope_block(&self, role: Role, task: &str) -> String {
+        let Ok(Some(series)) = crate::workspace::series::load(self.engine.workspace().root())
+        else {
+            return String::new();
+        };
+        let books: Vec<String> = series.others.iter().map(|b| b.name.clone()).collect();
+        let (declared, acquired) = self
+            .board
+            .read(|c| {
+                Ok((
+                    crate::board::repository_scope::declared(c, task)?,
+                    crate::board::repository_scope::list(c, task)?,
+                ))
+            })
+            .unwrap_or_default();
+        let declared: Vec<String> = declared.into_iter().map(|d| d.book).collect();
+        let acquired: Vec<String> = acquired.into_iter().map(|a| a.book).collect();
+        messages::repository_scope_block(role, &books, &declared, &acquired)
+    }
+
     fn take_steering(&self, task: &str, session: &str) -> Vec<Steering> {
         let (task, session) = (task.to_string(), session.to_string());
         self.board
@@ -1042,7 +1063,8 @@ impl Runner {
             Role::Triage if t.status == "needs-replan" => self.replan_notes(t),
             _ => None,
         };
-        let msg = messages::first_message(role, t, notes.as_deref(), &comments);
+        let mut msg = messages::first_message(role, t, notes.as_deref(), &comments);
+        msg.push_str(&self.repository_scope_block(role, &t.id));
         lock(&self.active).insert(
             t.id.clone(),
             Active {

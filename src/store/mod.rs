@@ -60,6 +60,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/010_agent_runs.sql"),
     include_str!("migrations/011_task_repository_scope.sql"),
     include_str!("migrations/012_research_retry.sql"),
+    include_str!("migrations/013_task_declared_repository_scope.sql"),
 ];
 
 /// The schema version this build migrates to.

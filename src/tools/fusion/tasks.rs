@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{actor, board, err, preview_op, read_output, run_op, task_of};
+use crate::board::repository_scope as scope;
 use crate::board::tasks::{self as bt, Done, DoneOutcome, NewTask, Search, Update};
 use crate::board::{docs as bd, BoardResult, Outcome, Priority, StepStatus};
 use crate::engine::tool::{Effects, Mutates, ToolCtx, ToolError, ToolOutput};
@@ -75,17 +76,53 @@ pub struct CreateArgs {
     pub priority: Option<Priority>,
     /// Default builtin:chapter.
     pub workflow_id: Option<String>,
+    /// Series workspace mode: the books of the series (folder names) the task will work in,
+    /// declared up front; this book is implied. Outside workspace mode an error result.
+    pub repository_scope: Option<Vec<String>>,
 }
 
-write_tool!(TaskCreate, "fn_task_create", CreateArgs, WRITES,
-    "Create a follow-up task on the book's board (column Planning of its workflow, default builtin:chapter). Duplicate detection: when a task that is not archived already has the same description (case and spacing aside), it is linked instead (details.wasDuplicate true, details.taskId the existing task) and nothing new is created. details {taskId, wasDuplicate, task}. Unknown dependencies or workflows are error results.");
+/// `fn_task_create` is written out (not `write_tool!`): its declared repository scope is
+/// checked against the series on disk before the board transaction starts.
+pub struct TaskCreate;
+
+impl TypedTool for TaskCreate {
+    type Args = CreateArgs;
+    const NAME: &'static str = "fn_task_create";
+    const GROUP: &'static str = "board";
+    const DESCRIPTION: &'static str = "Create a follow-up task on the book's board (column Planning of its workflow, default builtin:chapter). Duplicate detection: when a task that is not archived already has the same description (case and spacing aside), it is linked instead (details.wasDuplicate true, details.taskId the existing task) and nothing new is created. In series workspace mode, repository_scope lists the books of the series (folder names) the task will work in (this book is implied; duplicates are folded); the executor is told to acquire them with fn_acquire_repo_worktree. details {taskId, wasDuplicate, task, repositoryScope}. Unknown dependencies or workflows, repository_scope outside workspace mode (WORKSPACE_MODE_REQUIRED) and an unknown book (UNKNOWN_REPO, details.available) are error results; nothing is created.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: Effects = WRITES;
+    fn write_targets(&self, _: &ToolCtx, _: &CreateArgs) -> Vec<String> {
+        vec!["board/new-task".to_string()]
+    }
+    fn preview(&self, ctx: &ToolCtx, a: &CreateArgs, _raw: &Value) -> Result<Preview, ToolError> {
+        let books = TaskCreate::scope(ctx, a)?;
+        let who = actor(ctx);
+        preview_op("fn_task_create", &board(ctx), |c: &Connection| {
+            TaskCreate::op(c, a, &books, &who)
+        })
+    }
+    fn run(&self, ctx: &ToolCtx, a: &CreateArgs) -> Result<ToolOutput, ToolError> {
+        let books = TaskCreate::scope(ctx, a)?;
+        let who = actor(ctx);
+        run_op(&board(ctx), |c: &Connection| {
+            TaskCreate::op(c, a, &books, &who)
+        })
+    }
+}
 
 impl TaskCreate {
-    fn task(_: &ToolCtx, _: &CreateArgs) -> Result<String, ToolError> {
-        Ok("new-task".into())
+    /// The declared repository scope, checked against this book's series.
+    fn scope(ctx: &ToolCtx, a: &CreateArgs) -> Result<Vec<String>, ToolError> {
+        let names = a.repository_scope.clone().unwrap_or_default();
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let s = super::series::series_of(ctx.workspace.root()).map_err(err)?;
+        scope::check_declared(Some(&scope::SeriesBooks::of(&s)), &names, "").map_err(err)
     }
-    fn op(c: &Connection, a: &CreateArgs, _: &str, who: &str) -> BoardResult<Outcome> {
-        bt::create(
+    fn op(c: &Connection, a: &CreateArgs, books: &[String], who: &str) -> BoardResult<Outcome> {
+        let mut out = bt::create(
             c,
             &NewTask {
                 description: a.description.clone(),
@@ -95,7 +132,23 @@ impl TaskCreate {
                 workflow_id: a.workflow_id.clone(),
                 actor: Some(who.to_string()),
             },
-        )
+        )?;
+        let id = out.value["taskId"].as_str().unwrap_or_default().to_string();
+        let duplicate = out.value["wasDuplicate"].as_bool().unwrap_or(false);
+        // A linked duplicate keeps its own scope: the call creates nothing.
+        if !duplicate && !books.is_empty() {
+            scope::declare(c, &mut out, &id, books, "create", Some(who))?;
+            out.text.push_str(&format!(
+                " Repository scope: this book and {}.",
+                books.join(", ")
+            ));
+        }
+        let declared: Vec<String> = scope::declared(c, &id)?
+            .into_iter()
+            .map(|d| d.book)
+            .collect();
+        out.value["repositoryScope"] = json!(declared);
+        Ok(out)
     }
 }
 
@@ -227,7 +280,31 @@ pub fn show_value(c: &Connection, id: &str) -> BoardResult<(String, Value)> {
         Some(p) => text.push_str(&format!("\nPROMPT.md:\n{p}")),
         None => text.push_str("\nPROMPT.md: not written yet\n"),
     }
-    let value = json!({"task": t, "log": log, "documents": documents});
+    // Series workspace mode: the books the task declared or acquired, so an agent reading
+    // the task knows which it still has to acquire (fn_acquire_repo_worktree).
+    let declared = scope::declared(c, id)?;
+    let acquired = scope::list(c, id)?;
+    let mut books: Vec<Value> = Vec::new();
+    let mut shown: Vec<String> = Vec::new();
+    for a in &acquired {
+        let was_declared = declared.iter().any(|d| d.book == a.book);
+        books.push(json!({"book": a.book, "declared": was_declared, "acquired": true, "areaPath": a.area_path}));
+        shown.push(format!("{} (acquired)", a.book));
+    }
+    for d in declared
+        .iter()
+        .filter(|d| !acquired.iter().any(|a| a.book == d.book))
+    {
+        books.push(json!({"book": d.book, "declared": true, "acquired": false, "areaPath": null}));
+        shown.push(format!("{} (declared, not acquired yet)", d.book));
+    }
+    if !shown.is_empty() {
+        text.push_str(&format!(
+            "\nRepository scope: this book, {}\n",
+            shown.join(", ")
+        ));
+    }
+    let value = json!({"task": t, "log": log, "documents": documents, "repositoryScope": books});
     Ok((text, value))
 }
 
@@ -235,7 +312,7 @@ impl TypedTool for TaskShow {
     type Args = ShowArgs;
     const NAME: &'static str = "fn_task_show";
     const GROUP: &'static str = "board";
-    const DESCRIPTION: &'static str = "Full detail of one task, including its PROMPT.md, steps with their status, dependencies, blockedBy, custom fields, its latest 20 log entries and its documents (keys and revisions). An unknown id is an error result (TASK_NOT_FOUND).";
+    const DESCRIPTION: &'static str = "Full detail of one task, including its PROMPT.md, steps with their status, dependencies, blockedBy, custom fields, its latest 20 log entries, its documents (keys and revisions) and, in series workspace mode, its repository scope (repositoryScope: each book declared and/or acquired). An unknown id is an error result (TASK_NOT_FOUND).";
     const MUTATES: Mutates = Mutates::No;
     const EFFECTS: Effects = READS;
     const PARALLEL_SAFE: bool = true;
@@ -494,15 +571,52 @@ pub struct PromptWriteArgs {
     pub content: String,
 }
 
-write_tool!(TaskPromptWrite, "fn_task_prompt_write", PromptWriteArgs, WRITES,
-    "Replace this session's task's PROMPT.md (its plan) with the complete final content; only while the task is in Planning. Validated: `# Task: <ID> — <Title>`, `## Mission`, `## Steps` with `### Step N: Title` numbered from 0 (Step 0 = Preflight) without gaps, `## File Scope` with project-relative `- path` entries (no absolute paths, `..` or URLs), `## Acceptance Criteria`; other sections are kept. A failing plan is an error result PROMPT_INVALID whose details.section names the section. Sets the task's title, steps and file scope; do not write prose here.");
+/// Written out (not `write_tool!`): the plan's `## Repository Scope` is checked against the
+/// series on disk before the board transaction starts.
+pub struct TaskPromptWrite;
+
+impl TypedTool for TaskPromptWrite {
+    type Args = PromptWriteArgs;
+    const NAME: &'static str = "fn_task_prompt_write";
+    const GROUP: &'static str = "board";
+    const DESCRIPTION: &'static str = "Replace this session's task's PROMPT.md (its plan) with the complete final content; only while the task is in Planning. Validated: `# Task: <ID> — <Title>`, `## Mission`, `## Steps` with `### Step N: Title` numbered from 0 (Step 0 = Preflight) without gaps, `## File Scope` with project-relative `- path` entries (no absolute paths, `..` or URLs), `## Acceptance Criteria`; other sections are kept. In series workspace mode an optional `## Repository Scope` lists the books of the series the task works in (`- book`; it replaces the declared scope). A failing plan is an error result PROMPT_INVALID whose details.section names the section. Sets the task's title, steps and file scope; do not write prose here.";
+    const MUTATES: Mutates = Mutates::Yes;
+    const EFFECTS: Effects = WRITES;
+    fn write_targets(&self, ctx: &ToolCtx, _: &PromptWriteArgs) -> Vec<String> {
+        task_of(ctx, None)
+            .map(|t| vec![format!("board/{t}")])
+            .unwrap_or_default()
+    }
+    fn preview(
+        &self,
+        ctx: &ToolCtx,
+        a: &PromptWriteArgs,
+        _raw: &Value,
+    ) -> Result<Preview, ToolError> {
+        let t = task_of(ctx, None)?;
+        let who = actor(ctx);
+        let series = TaskPromptWrite::series(ctx);
+        preview_op("fn_task_prompt_write", &board(ctx), |c: &Connection| {
+            bt::write_prompt_in_series(c, &t, &a.content, series.as_ref(), Some(&who))
+        })
+    }
+    fn run(&self, ctx: &ToolCtx, a: &PromptWriteArgs) -> Result<ToolOutput, ToolError> {
+        let t = task_of(ctx, None)?;
+        let who = actor(ctx);
+        let series = TaskPromptWrite::series(ctx);
+        run_op(&board(ctx), |c: &Connection| {
+            bt::write_prompt_in_series(c, &t, &a.content, series.as_ref(), Some(&who))
+        })
+    }
+}
 
 impl TaskPromptWrite {
-    fn task(ctx: &ToolCtx, _: &PromptWriteArgs) -> Result<String, ToolError> {
-        task_of(ctx, None)
-    }
-    fn op(c: &Connection, a: &PromptWriteArgs, t: &str, who: &str) -> BoardResult<Outcome> {
-        bt::write_prompt(c, t, &a.content, Some(who))
+    /// This book's series, if it declares one that loads (a broken one is no series: a plan
+    /// naming books then says so as a PROMPT_INVALID).
+    fn series(ctx: &ToolCtx) -> Option<scope::SeriesBooks> {
+        super::series::series_of(ctx.workspace.root())
+            .ok()
+            .map(|s| scope::SeriesBooks::of(&s))
     }
 }
 

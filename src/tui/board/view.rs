@@ -439,9 +439,9 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
                     th.text,
                 ));
             }
-            if !d.repository_scope.is_empty() {
+            if !d.repository_scope.is_empty() || !d.declared_not_acquired.is_empty() {
                 out.push(text(String::new(), th.text));
-                scope_lines(app, &d.repository_scope, &mut out);
+                scope_lines(app, &d.repository_scope, &d.declared_not_acquired, &mut out);
             }
             if let Some(files) = &d.draft {
                 out.push(text(String::new(), th.text));
@@ -521,7 +521,12 @@ pub fn detail_lines(app: &AppState) -> Vec<(Line<'static>, usize)> {
 
 /// The repository scope: the other books of the series the task acquired a draft area in,
 /// each with the area's path, why, and its changed files (merged with the task's own).
-fn scope_lines(app: &AppState, books: &[ScopedBook], out: &mut Vec<(Line<'static>, usize)>) {
+fn scope_lines(
+    app: &AppState,
+    books: &[ScopedBook],
+    declared: &[crate::board::repository_scope::Declared],
+    out: &mut Vec<(Line<'static>, usize)>,
+) {
     let th = &app.theme;
     out.push((
         Line::from(vec![
@@ -588,6 +593,20 @@ fn scope_lines(app: &AppState, books: &[ScopedBook], out: &mut Vec<(Line<'static
                 4,
             )),
         }
+    }
+    // Declared up front (fn_task_create, the plan's `## Repository Scope`) but no area yet:
+    // the executor acquires it with fn_acquire_repo_worktree when it starts there.
+    for d in declared {
+        out.push((
+            Line::from(vec![
+                Span::styled(
+                    format!("  {}", crate::text::escape_for_terminal(&d.book)),
+                    th.text,
+                ),
+                Span::styled(" · declared, not acquired yet", th.dim),
+            ]),
+            4,
+        ));
     }
 }
 
