@@ -613,15 +613,7 @@ impl Heartbeats {
             let agent = a.id.clone();
             let sid2 = sid.clone();
             tokio::runtime::Handle::current().spawn(async move {
-                let mut rx = rx;
-                let (outcome, timed_out) =
-                    match tokio::time::timeout(Duration::from_millis(limit), &mut rx).await {
-                        Ok(o) => (o.ok(), None),
-                        Err(_) => {
-                            me.host.cancel(&sid2);
-                            (rx.await.ok(), Some(limit))
-                        }
-                    };
+                let (outcome, timed_out) = super::outcome_within(&me.host, &sid2, rx, limit).await;
                 let m = me.clone();
                 let _ = tokio::task::spawn_blocking(move || {
                     m.finished(&agent, run_id, &sid2, outcome, timed_out)

@@ -1116,16 +1116,7 @@ impl Runner {
             .u64(STEP_TIMEOUT)
             .unwrap_or(DEFAULT_STEP_TIMEOUT_MS);
         tokio::runtime::Handle::current().spawn(async move {
-            let mut rx = rx;
-            let (outcome, timed_out) =
-                match tokio::time::timeout(Duration::from_millis(limit), &mut rx).await {
-                    Ok(o) => (o.ok(), None),
-                    Err(_) => {
-                        // Past the workflow's limit: cancel the run and wait for it to end.
-                        me.host.cancel(&sid);
-                        (rx.await.ok(), Some(limit))
-                    }
-                };
+            let (outcome, timed_out) = outcome_within(&me.host, &sid, rx, limit).await;
             let m = me.clone();
             let _ = tokio::task::spawn_blocking(move || {
                 m.finished(&task, role, &sid, outcome, timed_out)
@@ -1449,6 +1440,25 @@ impl Runner {
                     &format!("reviewer session {sid} gave no verdict (UNAVAILABLE): {notes}"),
                 );
             }
+        }
+    }
+}
+
+/// Wait for a session's run to end, at most `limit_ms` (a role session's
+/// `workflowStepTimeoutMs`, a heartbeat run's `heartbeatTimeoutMs`): past it the run is
+/// cancelled and waited for. The outcome (none when the host dropped the run) and, when the
+/// limit cut the run, the limit.
+pub(crate) async fn outcome_within(
+    host: &Host,
+    sid: &str,
+    mut rx: tokio::sync::oneshot::Receiver<InvokeOutcome>,
+    limit_ms: u64,
+) -> (Option<InvokeOutcome>, Option<u64>) {
+    match tokio::time::timeout(Duration::from_millis(limit_ms), &mut rx).await {
+        Ok(o) => (o.ok(), None),
+        Err(_) => {
+            host.cancel(sid);
+            (rx.await.ok(), Some(limit_ms))
         }
     }
 }
