@@ -388,6 +388,13 @@ impl Runner {
     pub fn tick(&self) -> Tick {
         let _one = lock(&self.ticking);
         let mut done = Tick::default();
+        // Who is busy is read before the board. A task whose session or code walk ends
+        // between the two reads then counts as busy for this tick and is picked at the next;
+        // read the other way round, a task parked by the walk that just ended would be taken
+        // from the stale board for the stage it left (a reviewer for a parked task).
+        let running = self.task_sessions();
+        let active = self.active();
+        let routing = lock(&self.routing).clone();
         let all = match self.board.read(|c| tasks::all(c, None)) {
             Ok(t) => t,
             Err(e) => {
@@ -403,10 +410,7 @@ impl Runner {
         if !self.is_enabled() {
             return done;
         }
-        let running = self.task_sessions();
         let free = self.limit.saturating_sub(running.len());
-        let active = self.active();
-        let routing = lock(&self.routing).clone();
         let busy: HashSet<&str> = active
             .iter()
             .map(|a| a.task.as_str())
